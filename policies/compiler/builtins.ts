@@ -1,0 +1,122 @@
+/**
+ * The builtin functions the compiler accepts, with their arity and where they run.
+ *
+ * `native` builtins are implemented inside the Wasm runtime (export `bi_<name with dots as _>`).
+ * `host` builtins are called through OPA's `opa_builtinN` imports and implemented in JavaScript
+ * (`policies/engine/host-builtins.ts`), as OPA itself does for builtins its Wasm runtime lacks;
+ * their names are listed by the module's `builtins()` export.
+ *
+ * As in OPA without `strict-builtin-errors`, a builtin given operands of the wrong type (or
+ * dividing by zero) is undefined rather than an error.
+ */
+export interface BuiltinSpec {
+  arity: number;
+  impl: 'native' | 'host';
+}
+
+const native = (arity: number): BuiltinSpec => ({ arity, impl: 'native' });
+const host = (arity: number): BuiltinSpec => ({ arity, impl: 'host' });
+
+export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
+  // Operators (the planner calls these for infix syntax).
+  plus: native(2),
+  minus: native(2), // numbers, or set difference
+  mul: native(2),
+  div: native(2),
+  rem: native(2),
+  and: native(2), // set intersection `&`
+  or: native(2), // set union `|`
+  equal: native(2),
+  neq: native(2),
+  lt: native(2),
+  lte: native(2),
+  gt: native(2),
+  gte: native(2),
+  'internal.member_2': native(2), // value in collection
+  'internal.member_3': native(3), // key, value in collection
+  // `with input.a.b as v`: copy of doc with the value at path (an array of keys) replaced,
+  // creating objects along the way.
+  'internal.upsert': native(3),
+
+  count: native(1),
+  sum: native(1),
+  max: native(1),
+  min: native(1),
+  sort: native(1),
+  abs: native(1),
+  round: native(1),
+  ceil: native(1),
+  floor: native(1),
+  'numbers.range': native(2),
+  to_number: native(1),
+  format_int: native(2),
+
+  concat: native(2),
+  split: native(2),
+  sprintf: native(2),
+  trim: native(2),
+  trim_space: native(1),
+  trim_prefix: native(2),
+  trim_suffix: native(2),
+  trim_left: native(2),
+  trim_right: native(2),
+  replace: native(3),
+  startswith: native(2),
+  endswith: native(2),
+  contains: native(2),
+  indexof: native(2),
+  substring: native(3),
+  lower: host(1),
+  upper: host(1),
+  'regex.match': host(2),
+  'glob.match': host(3),
+
+  'object.get': native(3),
+  'object.keys': native(1),
+  'object.union': native(2),
+  'object.remove': native(2),
+  'array.concat': native(2),
+  'array.slice': native(3),
+  union: native(1),
+  intersection: native(1),
+
+  is_string: native(1),
+  is_number: native(1),
+  is_boolean: native(1),
+  is_array: native(1),
+  is_object: native(1),
+  is_set: native(1),
+  is_null: native(1),
+  type_name: native(1),
+
+  'json.marshal': native(1),
+  'json.unmarshal': native(1),
+  'base64.encode': native(1),
+  'base64.decode': native(1),
+
+  'time.now_ns': host(0),
+  'time.parse_rfc3339_ns': host(1),
+  'net.cidr_contains': host(2),
+};
+
+/** The runtime export implementing a native builtin. */
+export function nativeExportName(builtin: string): string {
+  return 'bi_' + builtin.replace(/\./g, '_');
+}
+
+/** Infix operator → builtin. */
+export const OPERATOR_BUILTINS: Readonly<Record<string, string>> = {
+  '+': 'plus',
+  '-': 'minus',
+  '*': 'mul',
+  '/': 'div',
+  '%': 'rem',
+  '&': 'and',
+  '|': 'or',
+  '==': 'equal',
+  '!=': 'neq',
+  '<': 'lt',
+  '<=': 'lte',
+  '>': 'gt',
+  '>=': 'gte',
+};

@@ -1,0 +1,128 @@
+/**
+ * The Rego abstract syntax tree produced by the parser and consumed by the checker and planner.
+ *
+ * Only Rego v1 syntax is represented (rule bodies introduced by `if`, partial sets by `contains`).
+ * Every node carries the position of its first character so later stages can report
+ * `file:line:col` errors against the source.
+ */
+
+export interface Pos {
+  file: string;
+  /** 1-based line. */
+  line: number;
+  /** 1-based column, counted in UTF-16 code units of the line. */
+  col: number;
+  /** 0-based offset into the source text. */
+  offset: number;
+}
+
+/** Infix and prefix operators that appear inside terms. `in` is membership (`x in xs`). */
+export type Operator =
+  | '+' | '-' | '*' | '/' | '%'
+  | '&' | '|'
+  | '==' | '!=' | '<' | '<=' | '>' | '>=';
+
+export type Term =
+  | { type: 'null'; pos: Pos }
+  | { type: 'boolean'; value: boolean; pos: Pos }
+  /** `value` is the literal's source text (e.g. "1e3", "12345678901234567890") so no precision is lost. */
+  | { type: 'number'; value: string; pos: Pos }
+  | { type: 'string'; value: string; pos: Pos }
+  /** A variable. Each `_` is kept as the name `_`; the checker makes every occurrence unique. */
+  | { type: 'var'; name: string; pos: Pos }
+  /**
+   * A reference: `input.a[x].b`, `data.pkg.rule`, `xs[_]`, `f(x).y`.
+   * `path` holds one term per selector: `.b` becomes a string term, `[x]` the term x.
+   */
+  | { type: 'ref'; head: Term; path: Term[]; pos: Pos }
+  | { type: 'array'; items: Term[]; pos: Pos }
+  | { type: 'object'; entries: Array<[Term, Term]>; pos: Pos }
+  | { type: 'set'; items: Term[]; pos: Pos }
+  | { type: 'arraycomp'; head: Term; body: Body; pos: Pos }
+  | { type: 'setcomp'; head: Term; body: Body; pos: Pos }
+  | { type: 'objectcomp'; key: Term; value: Term; body: Body; pos: Pos }
+  /** A call: `count(x)`, `object.get(o, k, d)`, `data.lib.f(x)`, `lib.f(x)`. `callee` is a var or a ref of string keys. */
+  | { type: 'call'; callee: Term; args: Term[]; pos: Pos }
+  /** Binary operator application. */
+  | { type: 'binop'; op: Operator; left: Term; right: Term; pos: Pos }
+  /** Unary minus applied to a non-literal (`-x`); `-1` is parsed as the number literal "-1". */
+  | { type: 'neg'; operand: Term; pos: Pos }
+  /** Membership `value in collection` or `key, value in collection`; evaluates to true or false. */
+  | { type: 'member'; key?: Term; value: Term; collection: Term; pos: Pos };
+
+export type Expr =
+  /** A term used as a condition: succeeds when defined and not `false`. */
+  | { type: 'term'; term: Term; pos: Pos }
+  /** `left := right` (declares the variables in `left`). */
+  | { type: 'assign'; left: Term; right: Term; pos: Pos }
+  /** `left = right` (unification, either side may hold unbound variables). */
+  | { type: 'unify'; left: Term; right: Term; pos: Pos }
+  /** `some x, y` (declares local variables). */
+  | { type: 'some'; vars: Array<{ name: string; pos: Pos }>; pos: Pos }
+  /** `some v in coll` / `some k, v in coll`; key and value may be vars or patterns. */
+  | { type: 'somein'; key?: Term; value: Term; collection: Term; pos: Pos }
+  /** `every v in domain { body }` / `every k, v in domain { body }`. */
+  | { type: 'every'; key?: Term; value: Term; domain: Term; body: Body; pos: Pos };
+
+export interface With {
+  /** `input`, `input.a.b`, `data.x.y` (a ref or the var `input`). */
+  target: Term;
+  value: Term;
+  pos: Pos;
+}
+
+export interface Literal {
+  negated: boolean;
+  expr: Expr;
+  with: With[];
+  pos: Pos;
+}
+
+export type Body = Literal[];
+
+export interface ElseClause {
+  /** `else := v` (absent means `true`). */
+  value?: Term;
+  /** Empty body means unconditionally true (`else := 3`). */
+  body: Body;
+  pos: Pos;
+}
+
+export interface Rule {
+  /**
+   * complete: `p := v if {…}`, `p if {…}`, `p := v`, `default p := v` (with `default: true`).
+   * partialSet: `p contains x if {…}`.
+   * partialObject: `p[k] := v if {…}`.
+   * function: `f(a, b) := v if {…}`, `f(x) if {…}`.
+   */
+  kind: 'complete' | 'partialSet' | 'partialObject' | 'function';
+  name: string;
+  default: boolean;
+  /** Function parameters (vars or patterns such as `[a, b]`). */
+  args?: Term[];
+  /** Element of a partial set, or key of a partial object. */
+  key?: Term;
+  /** Value of a complete rule, function or partial object. Absent means `true`. */
+  value?: Term;
+  /** Empty body means unconditionally true. */
+  body: Body;
+  else: ElseClause[];
+  pos: Pos;
+}
+
+export interface Import {
+  /** The imported ref as written: `data.lib.util`, `input.user`, `rego.v1`, `future.keywords.in`. */
+  path: string[];
+  alias?: string;
+  pos: Pos;
+}
+
+export interface Module {
+  file: string;
+  source: string;
+  /** Package path without the `data` prefix: `package a.b` → ["a", "b"]. */
+  package: string[];
+  packagePos: Pos;
+  imports: Import[];
+  rules: Rule[];
+}
