@@ -1,6 +1,17 @@
 /**
  * The Rego → OPA-ABI WebAssembly compiler: parse → check → plan → emit.
  */
+import type { Module } from './parse/ast.ts';
+import type { Policy } from './plan/ir.ts';
+import { CompileError, CompileErrors } from './errors.ts';
+import { parseModule } from './parse/index.ts';
+import { renameWildcards } from './check/wildcards.ts';
+import { checkProgram } from './check/program.ts';
+import { planProgram } from './plan/planner.ts';
+import { printPolicy } from './plan/print.ts';
+import { emitModule } from './emit/wasm.ts';
+import { ensureRuntime } from '../runtime/build.ts';
+
 export interface SourceFile {
   path: string;
   text: string;
@@ -20,4 +31,32 @@ export interface CompiledModule {
   entrypoints: string[];
   /** The plan (IR) printed for debugging. */
   ir: string;
+}
+
+/**
+ * Compiles Rego modules into one OPA-ABI Wasm module with the given entrypoints.
+ * Throws `CompileErrors` (every parse error of every file, or the first check/plan error).
+ */
+export async function compileModules(files: SourceFile[], options: CompileOptions): Promise<CompiledModule> {
+  const modules: Module[] = [];
+  const errors: CompileError[] = [];
+  for (const file of files) {
+    try {
+      modules.push(parseModule(file.path, file.text));
+    } catch (err) {
+      if (err instanceof CompileError) errors.push(err);
+      else throw err;
+    }
+  }
+  if (errors.length > 0) throw new CompileErrors(errors);
+  let policy: Policy;
+  try {
+    renameWildcards(modules);
+    policy = planProgram(checkProgram(modules), options.entrypoints);
+  } catch (err) {
+    if (err instanceof CompileError) throw new CompileErrors([err]);
+    throw err;
+  }
+  const wasm = emitModule(policy, await ensureRuntime());
+  return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy) };
 }

@@ -11,8 +11,10 @@
  * - `BreakStmt` with index N leaves N+1 enclosing blocks: index 0 leaves the block holding the
  *   break (exactly like a failure), index 1 also leaves the block around that one, and so on.
  *   Only blocks count (the blocks of Block, Scan, Not and the top-level blocks of a function).
- * - Statements that read a local that is undefined fail, except `IsUndefined`, `ResetLocal` and
- *   `AssignOnce`'s target.
+ * - Statements that read a local that is undefined fail, except `IsUndefined`, `ResetLocal`,
+ *   `AssignOnce`'s target, and the arguments of a `Call` to a planned function (a function in
+ *   `Policy.funcs`): those are passed as they are, because rules are evaluated even when no
+ *   input was given (the input parameter is then undefined).
  */
 
 export type Local = number;
@@ -54,7 +56,8 @@ export type Stmt =
   | { op: 'Not'; block: Block }
   /**
    * target := func(args…). `func` names either a planned function in `Policy.funcs` or a builtin
-   * (e.g. `count`, `plus`, `object.get`, `internal.member_2`). Fails when the result is undefined.
+   * (e.g. `count`, `plus`, `object.get`, `internal.member_2`). Fails when the result is undefined,
+   * and, for builtins only, when an argument is undefined.
    */
   | { op: 'Call'; func: string; args: Operand[]; target: Local }
   /** Fails unless a equals b (deep, OPA semantics: 1 == 1.0). */

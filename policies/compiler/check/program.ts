@@ -1,0 +1,155 @@
+import type { Module, Pos, Rule, Term } from '../parse/ast.ts';
+import { CompileError } from '../errors.ts';
+
+/** One definition of a rule together with the module it was written in (for its imports). */
+export interface Definition {
+  rule: Rule;
+  module: Module;
+}
+
+/** All definitions of one rule path (`data.a.b.allow`), across every module of its package. */
+export interface RuleGroup {
+  /** Path below `data`: ["a", "b", "allow"]. */
+  path: string[];
+  kind: Rule['kind'];
+  /** Number of arguments (functions only, else 0). */
+  arity: number;
+  definitions: Definition[];
+  defaultRule?: Definition;
+}
+
+/** A node of the `data` namespace: packages hold children, rule paths hold a group. */
+export interface DataNode {
+  children: Map<string, DataNode>;
+  group?: RuleGroup;
+}
+
+/** What an import alias stands for: a root (`data` or `input`) and the keys below it. */
+export interface ImportTarget {
+  root: 'data' | 'input';
+  path: string[];
+}
+
+/** The checked program: every module, the rule tree, and each module's import aliases. */
+export interface Program {
+  modules: Module[];
+  root: DataNode;
+  imports: Map<Module, Map<string, ImportTarget>>;
+}
+
+const KIND_NAMES: Record<Rule['kind'], string> = {
+  complete: 'a complete rule',
+  partialSet: 'a partial set rule',
+  partialObject: 'a partial object rule',
+  function: 'a function',
+};
+
+function fail(message: string, pos: Pos, module: Module): never {
+  throw new CompileError('check', message, pos, module.source);
+}
+
+function nodeAt(root: DataNode, path: string[]): DataNode {
+  let node = root;
+  for (const key of path) {
+    let next = node.children.get(key);
+    if (!next) {
+      next = { children: new Map() };
+      node.children.set(key, next);
+    }
+    node = next;
+  }
+  return node;
+}
+
+/** Finds the node at `path`, or undefined when no rule or package lives there. */
+export function findNode(root: DataNode, path: readonly string[]): DataNode | undefined {
+  let node: DataNode | undefined = root;
+  for (const key of path) {
+    node = node.children.get(key);
+    if (!node) return undefined;
+  }
+  return node;
+}
+
+function isGround(term: Term): boolean {
+  switch (term.type) {
+    case 'null':
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return true;
+    case 'array':
+    case 'set':
+      return term.items.every(isGround);
+    case 'object':
+      return term.entries.every(([k, v]) => isGround(k) && isGround(v));
+    default:
+      return false;
+  }
+}
+
+function addRule(root: DataNode, module: Module, rule: Rule): void {
+  const path = [...module.package, rule.name];
+  const node = nodeAt(root, path);
+  if (node.children.size > 0) {
+    fail(`rule ${path.join('.')} conflicts with the package of the same name`, rule.pos, module);
+  }
+  const arity = rule.args?.length ?? 0;
+  let group = node.group;
+  if (!group) {
+    group = { path, kind: rule.kind, arity, definitions: [] };
+    node.group = group;
+  } else if (group.kind !== rule.kind) {
+    fail(
+      `rule ${rule.name} is defined as ${KIND_NAMES[group.kind]} and as ${KIND_NAMES[rule.kind]}`,
+      rule.pos,
+      module,
+    );
+  } else if (group.arity !== arity) {
+    fail(`function ${rule.name} is defined with ${group.arity} and with ${arity} arguments`, rule.pos, module);
+  }
+  if (rule.default) {
+    if (rule.kind !== 'complete' && rule.kind !== 'function') {
+      fail(`default can only be used with complete rules and functions`, rule.pos, module);
+    }
+    if (group.defaultRule) fail(`multiple default rules named ${rule.name} found`, rule.pos, module);
+    if (rule.value && !isGround(rule.value)) {
+      fail(`the value of default rule ${rule.name} must be a constant`, rule.value.pos, module);
+    }
+    group.defaultRule = { rule, module };
+  } else {
+    group.definitions.push({ rule, module });
+  }
+}
+
+function resolveImports(module: Module): Map<string, ImportTarget> {
+  const aliases = new Map<string, ImportTarget>();
+  for (const imp of module.imports) {
+    const [root, ...path] = imp.path;
+    if (root === 'rego' || root === 'future') continue;
+    if (root !== 'data' && root !== 'input') {
+      fail(`import must begin with data or input, found ${root}`, imp.pos, module);
+    }
+    const alias = imp.alias ?? path[path.length - 1] ?? root;
+    if (aliases.has(alias)) fail(`import ${alias} is declared more than once`, imp.pos, module);
+    aliases.set(alias, { root, path });
+  }
+  return aliases;
+}
+
+/** Builds the rule tree of a set of parsed modules and checks their structure. */
+export function checkProgram(modules: Module[]): Program {
+  const root: DataNode = { children: new Map() };
+  const imports = new Map<Module, Map<string, ImportTarget>>();
+  for (const module of modules) {
+    imports.set(module, resolveImports(module));
+    for (const rule of module.rules) addRule(root, module, rule);
+  }
+  for (const module of modules) {
+    const pkgNode = findNode(root, module.package);
+    if (pkgNode?.group) {
+      fail(`package ${module.package.join('.')} conflicts with a rule of the same name`, module.packagePos, module);
+    }
+  }
+  return { modules, root, imports };
+}

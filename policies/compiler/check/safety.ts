@@ -1,0 +1,343 @@
+import type { Body, Literal, Pos, Term } from '../parse/ast.ts';
+import { CompileError } from '../errors.ts';
+import { isWildcard } from './names.ts';
+
+/**
+ * Safety analysis: which variables a literal needs bound before it runs, and which it binds.
+ * Bodies are reordered (as OPA does) so that every literal runs after the literals binding the
+ * variables it needs; a variable nothing can bind is an unsafe-variable error.
+ */
+
+/** Decides whether a bare name is a local variable (as opposed to a rule, import or root). */
+export type IsLocal = (name: string) => boolean;
+
+interface Usage {
+  inputs: Map<string, Pos>;
+  outputs: Map<string, Pos>;
+}
+
+function note(map: Map<string, Pos>, name: string, pos: Pos): void {
+  if (!map.has(name)) map.set(name, pos);
+}
+
+/** Every local variable a term mentions outside comprehensions (closures have their own scope). */
+export function topLevelVars(term: Term, isLocal: IsLocal, into: Map<string, Pos>): void {
+  switch (term.type) {
+    case 'var':
+      if (isLocal(term.name)) note(into, term.name, term.pos);
+      return;
+    case 'ref':
+      topLevelVars(term.head, isLocal, into);
+      for (const key of term.path) topLevelVars(key, isLocal, into);
+      return;
+    case 'array':
+    case 'set':
+      for (const item of term.items) topLevelVars(item, isLocal, into);
+      return;
+    case 'object':
+      for (const [k, v] of term.entries) {
+        topLevelVars(k, isLocal, into);
+        topLevelVars(v, isLocal, into);
+      }
+      return;
+    case 'call':
+      for (const arg of term.args) topLevelVars(arg, isLocal, into);
+      return;
+    case 'binop':
+      topLevelVars(term.left, isLocal, into);
+      topLevelVars(term.right, isLocal, into);
+      return;
+    case 'neg':
+      topLevelVars(term.operand, isLocal, into);
+      return;
+    case 'member':
+      if (term.key) topLevelVars(term.key, isLocal, into);
+      topLevelVars(term.value, isLocal, into);
+      topLevelVars(term.collection, isLocal, into);
+      return;
+    default:
+      return;
+  }
+}
+
+/** Local variables a literal mentions outside closures. */
+export function literalVars(lit: Literal, isLocal: IsLocal): Map<string, Pos> {
+  const into = new Map<string, Pos>();
+  const e = lit.expr;
+  switch (e.type) {
+    case 'term':
+      topLevelVars(e.term, isLocal, into);
+      break;
+    case 'assign':
+    case 'unify':
+      topLevelVars(e.left, isLocal, into);
+      topLevelVars(e.right, isLocal, into);
+      break;
+    case 'some':
+      break;
+    case 'somein':
+      if (e.key) topLevelVars(e.key, isLocal, into);
+      topLevelVars(e.value, isLocal, into);
+      topLevelVars(e.collection, isLocal, into);
+      break;
+    case 'every':
+      topLevelVars(e.domain, isLocal, into);
+      break;
+  }
+  for (const w of lit.with) topLevelVars(w.value, isLocal, into);
+  return into;
+}
+
+/** Free variables of a closure body that come from outside it. */
+function closureInputs(body: Body, own: Term[], isLocal: IsLocal, outer: Set<string>, usage: Usage): void {
+  const ownNames = new Set<string>();
+  for (const t of own) {
+    const m = new Map<string, Pos>();
+    topLevelVars(t, isLocal, m);
+    for (const name of m.keys()) ownNames.add(name);
+  }
+  const visit = (t: Term): void => {
+    const m = new Map<string, Pos>();
+    topLevelVars(t, isLocal, m);
+    for (const [name, pos] of m) if (outer.has(name) && !ownNames.has(name)) note(usage.inputs, name, pos);
+    forEachClosure(t, (inner, innerOwn) => closureInputs(inner, innerOwn, isLocal, outer, usage));
+  };
+  for (const lit of body) {
+    forEachTerm(lit, visit);
+    if (lit.expr.type === 'every') closureInputs(lit.expr.body, [], isLocal, outer, usage);
+  }
+}
+
+/** Calls `fn` with each comprehension directly inside a term (not nested ones). */
+function forEachClosure(term: Term, fn: (body: Body, own: Term[]) => void): void {
+  switch (term.type) {
+    case 'arraycomp':
+    case 'setcomp':
+      fn(term.body, [term.head]);
+      return;
+    case 'objectcomp':
+      fn(term.body, [term.key, term.value]);
+      return;
+    case 'ref':
+      forEachClosure(term.head, fn);
+      term.path.forEach((k) => forEachClosure(k, fn));
+      return;
+    case 'array':
+    case 'set':
+      term.items.forEach((i) => forEachClosure(i, fn));
+      return;
+    case 'object':
+      term.entries.forEach(([k, v]) => {
+        forEachClosure(k, fn);
+        forEachClosure(v, fn);
+      });
+      return;
+    case 'call':
+      term.args.forEach((a) => forEachClosure(a, fn));
+      return;
+    case 'binop':
+      forEachClosure(term.left, fn);
+      forEachClosure(term.right, fn);
+      return;
+    case 'neg':
+      forEachClosure(term.operand, fn);
+      return;
+    case 'member':
+      if (term.key) forEachClosure(term.key, fn);
+      forEachClosure(term.value, fn);
+      forEachClosure(term.collection, fn);
+      return;
+    default:
+      return;
+  }
+}
+
+/** Calls `fn` with every top-level term of a literal. */
+function forEachTerm(lit: Literal, fn: (t: Term) => void): void {
+  const e = lit.expr;
+  switch (e.type) {
+    case 'term':
+      fn(e.term);
+      break;
+    case 'assign':
+    case 'unify':
+      fn(e.left);
+      fn(e.right);
+      break;
+    case 'somein':
+      if (e.key) fn(e.key);
+      fn(e.value);
+      fn(e.collection);
+      break;
+    case 'every':
+      fn(e.domain);
+      break;
+    case 'some':
+      break;
+  }
+  for (const w of lit.with) fn(w.value);
+}
+
+/** Vars in value positions are inputs; unbound vars used as ref keys are outputs. */
+function walkValue(term: Term, isLocal: IsLocal, usage: Usage): void {
+  switch (term.type) {
+    case 'var':
+      if (isLocal(term.name)) note(usage.inputs, term.name, term.pos);
+      return;
+    case 'ref':
+      walkValue(term.head, isLocal, usage);
+      for (const key of term.path) {
+        if (key.type === 'var' && isLocal(key.name)) note(usage.outputs, key.name, key.pos);
+        else walkValue(key, isLocal, usage);
+      }
+      return;
+    case 'array':
+    case 'set':
+      term.items.forEach((i) => walkValue(i, isLocal, usage));
+      return;
+    case 'object':
+      term.entries.forEach(([k, v]) => {
+        walkValue(k, isLocal, usage);
+        walkValue(v, isLocal, usage);
+      });
+      return;
+    case 'call':
+      term.args.forEach((a) => walkValue(a, isLocal, usage));
+      return;
+    case 'binop':
+      walkValue(term.left, isLocal, usage);
+      walkValue(term.right, isLocal, usage);
+      return;
+    case 'neg':
+      walkValue(term.operand, isLocal, usage);
+      return;
+    case 'member':
+      if (term.key) walkValue(term.key, isLocal, usage);
+      walkValue(term.value, isLocal, usage);
+      walkValue(term.collection, isLocal, usage);
+      return;
+    default:
+      return;
+  }
+}
+
+/** Vars in pattern positions (bare, or inside array/object literals) may be bound by unification. */
+function walkPattern(term: Term, isLocal: IsLocal, usage: Usage): void {
+  switch (term.type) {
+    case 'var':
+      if (isLocal(term.name)) note(usage.outputs, term.name, term.pos);
+      return;
+    case 'array':
+      term.items.forEach((i) => walkPattern(i, isLocal, usage));
+      return;
+    case 'object':
+      term.entries.forEach(([k, v]) => {
+        walkValue(k, isLocal, usage);
+        walkPattern(v, isLocal, usage);
+      });
+      return;
+    default:
+      walkValue(term, isLocal, usage);
+  }
+}
+
+/**
+ * What a literal needs and binds, given the variables visible from outside it (`outer`: bound
+ * variables and those other literals or the rule head mention).
+ */
+function analyse(lit: Literal, isLocal: IsLocal, outer: Set<string>): Usage {
+  const usage: Usage = { inputs: new Map(), outputs: new Map() };
+  const e = lit.expr;
+  switch (e.type) {
+    case 'term':
+      walkValue(e.term, isLocal, usage);
+      break;
+    case 'assign':
+      walkPattern(e.left, isLocal, usage);
+      walkValue(e.right, isLocal, usage);
+      break;
+    case 'unify':
+      walkPattern(e.left, isLocal, usage);
+      walkPattern(e.right, isLocal, usage);
+      break;
+    case 'some':
+      break;
+    case 'somein':
+      if (e.key) walkPattern(e.key, isLocal, usage);
+      walkPattern(e.value, isLocal, usage);
+      walkValue(e.collection, isLocal, usage);
+      break;
+    case 'every': {
+      walkValue(e.domain, isLocal, usage);
+      const own = e.key ? [e.key, e.value] : [e.value];
+      closureInputs(e.body, own, isLocal, outer, usage);
+      break;
+    }
+  }
+  for (const w of lit.with) walkValue(w.value, isLocal, usage);
+  const closureOuter = new Set([...outer, ...literalVars(lit, isLocal).keys()]);
+  forEachTerm(lit, (t) => forEachClosure(t, (body, own) => closureInputs(body, own, isLocal, closureOuter, usage)));
+  for (const name of usage.outputs.keys()) usage.inputs.delete(name);
+  return usage;
+}
+
+function unsafe(name: string, pos: Pos, source: string): CompileError {
+  return new CompileError('check', `var ${name} is unsafe`, pos, source);
+}
+
+/**
+ * Orders a body so every literal's inputs are bound before it runs. `bound` holds the variables
+ * bound on entry (function arguments, enclosing scopes); `headVars` those the rule head mentions.
+ * Returns the reordered body and the set of variables bound after it.
+ */
+export function orderBody(
+  body: Body,
+  bound: ReadonlySet<string>,
+  headVars: ReadonlySet<string>,
+  isLocal: IsLocal,
+  source: string,
+): { body: Body; bound: Set<string> } {
+  const vars = body.map((lit) => literalVars(lit, isLocal));
+  const outerOf = (i: number, known: Set<string>): Set<string> => {
+    const outer = new Set<string>([...known, ...headVars]);
+    vars.forEach((m, j) => {
+      if (j !== i) for (const name of m.keys()) outer.add(name);
+    });
+    return outer;
+  };
+  const known = new Set(bound);
+  const remaining = body.map((lit, i) => ({ lit, i }));
+  const ordered: Body = [];
+  while (remaining.length > 0) {
+    let picked = -1;
+    let firstMissing: [string, Pos] | undefined;
+    for (let r = 0; r < remaining.length; r++) {
+      const { lit, i } = remaining[r]!;
+      const outer = outerOf(i, known);
+      if (lit.negated) {
+        for (const [name, pos] of vars[i]!) {
+          if (!outer.has(name) && !isWildcard(name)) throw unsafe(name, pos, source);
+        }
+      }
+      const usage = analyse(lit, isLocal, outer);
+      const needs = [...usage.inputs].filter(([name]) => !known.has(name));
+      const negatedNeeds = lit.negated
+        ? [...usage.outputs].filter(([name]) => !known.has(name) && outer.has(name))
+        : [];
+      const missing = [...needs, ...negatedNeeds];
+      if (missing.length === 0) {
+        picked = r;
+        if (!lit.negated) for (const name of usage.outputs.keys()) known.add(name);
+        break;
+      }
+      firstMissing ??= missing[0];
+    }
+    if (picked < 0) {
+      const [name, pos] = firstMissing!;
+      throw unsafe(name, pos, source);
+    }
+    ordered.push(remaining[picked]!.lit);
+    remaining.splice(picked, 1);
+  }
+  return { body: ordered, bound: known };
+}

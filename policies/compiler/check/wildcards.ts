@@ -1,0 +1,98 @@
+import type { Body, Literal, Module, Term } from '../parse/ast.ts';
+
+/**
+ * Gives every `_` its own name (`$_0`, `$_1`, …) so that each wildcard is a distinct variable,
+ * as in Rego. Mutates the modules in place.
+ */
+export function renameWildcards(modules: Module[]): void {
+  let next = 0;
+  const term = (t: Term | undefined): void => {
+    if (!t) return;
+    switch (t.type) {
+      case 'var':
+        if (t.name === '_') t.name = `$_${next++}`;
+        return;
+      case 'ref':
+        term(t.head);
+        t.path.forEach(term);
+        return;
+      case 'array':
+      case 'set':
+        t.items.forEach(term);
+        return;
+      case 'object':
+        t.entries.forEach(([k, v]) => {
+          term(k);
+          term(v);
+        });
+        return;
+      case 'arraycomp':
+      case 'setcomp':
+        term(t.head);
+        body(t.body);
+        return;
+      case 'objectcomp':
+        term(t.key);
+        term(t.value);
+        body(t.body);
+        return;
+      case 'call':
+        t.args.forEach(term);
+        return;
+      case 'binop':
+        term(t.left);
+        term(t.right);
+        return;
+      case 'neg':
+        term(t.operand);
+        return;
+      case 'member':
+        term(t.key);
+        term(t.value);
+        term(t.collection);
+        return;
+      default:
+        return;
+    }
+  };
+  const literal = (lit: Literal): void => {
+    const e = lit.expr;
+    switch (e.type) {
+      case 'term':
+        term(e.term);
+        break;
+      case 'assign':
+      case 'unify':
+        term(e.left);
+        term(e.right);
+        break;
+      case 'some':
+        break;
+      case 'somein':
+        term(e.key);
+        term(e.value);
+        term(e.collection);
+        break;
+      case 'every':
+        term(e.key);
+        term(e.value);
+        term(e.domain);
+        body(e.body);
+        break;
+    }
+    for (const w of lit.with) term(w.value);
+  };
+  const body = (b: Body): void => b.forEach(literal);
+  for (const module of modules) {
+    for (const rule of module.rules) {
+      rule.args?.forEach(term);
+      term(rule.key);
+      term(rule.value);
+      body(rule.body);
+      for (const e of rule.else) {
+        term(e.value);
+        body(e.body);
+      }
+    }
+  }
+}

@@ -1,0 +1,846 @@
+import type { Body, Expr, Literal, Module, Pos, Rule, Term } from '../parse/ast.ts';
+import type { Block, Const, Func, Local, Operand, Plan, Policy, Stmt } from './ir.ts';
+import { CompileError } from '../errors.ts';
+import { BUILTINS, OPERATOR_BUILTINS } from '../builtins.ts';
+import { findNode, type DataNode, type Program, type RuleGroup } from '../check/program.ts';
+import { NameResolver, isWildcard } from '../check/names.ts';
+import { orderBody, topLevelVars } from '../check/safety.ts';
+
+/**
+ * Plans a checked program into the IR (see ir.ts), in the manner of OPA's planner: bodies are
+ * planned in continuation-passing style, so the statements after an iteration are emitted inside
+ * the iteration's block and a failing statement backtracks to the next element.
+ */
+
+/** The variables in scope while planning one body. */
+interface Env {
+  resolver: NameResolver;
+  /** Bound variables and the locals holding them. */
+  vars: ReadonlyMap<string, Local>;
+  /** Names declared local (`some`, `:=`, patterns), which shadow rules and imports. */
+  declared: ReadonlySet<string>;
+  input: Local;
+  data: Local;
+}
+
+type Next = (env: Env) => void;
+type OperandNext = (op: Operand, env: Env) => void;
+
+const CONFLICT = {
+  complete: 'complete rules must not produce multiple outputs',
+  partialObject: 'object keys must be unique',
+  function: 'functions must not produce multiple outputs for same inputs',
+};
+
+/** JSON text of a ground term, or undefined when it is not plain JSON (vars, sets, non-string keys). */
+function groundJson(term: Term): string | undefined {
+  switch (term.type) {
+    case 'null':
+      return 'null';
+    case 'boolean':
+      return term.value ? 'true' : 'false';
+    case 'number':
+      return term.value;
+    case 'string':
+      return JSON.stringify(term.value);
+    case 'array': {
+      const items = term.items.map(groundJson);
+      return items.every((i) => i !== undefined) ? `[${items.join(',')}]` : undefined;
+    }
+    case 'object': {
+      const parts: string[] = [];
+      for (const [k, v] of term.entries) {
+        const value = groundJson(v);
+        if (k.type !== 'string' || value === undefined) return undefined;
+        parts.push(`${JSON.stringify(k.value)}:${value}`);
+      }
+      return `{${parts.join(',')}}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Names a body declares local: `:=` targets, `some` names and iteration patterns. */
+function declaredIn(body: Body, into: Set<string>): Set<string> {
+  const pattern = (t: Term | undefined): void => {
+    if (!t) return;
+    if (t.type === 'var') into.add(t.name);
+    else if (t.type === 'array') t.items.forEach(pattern);
+    else if (t.type === 'object') t.entries.forEach(([, v]) => pattern(v));
+  };
+  for (const lit of body) {
+    const e = lit.expr;
+    if (e.type === 'assign') pattern(e.left);
+    else if (e.type === 'some') e.vars.forEach((v) => into.add(v.name));
+    else if (e.type === 'somein') {
+      pattern(e.key);
+      pattern(e.value);
+    }
+  }
+  return into;
+}
+
+function funcName(group: RuleGroup): string {
+  return `data.${group.path.join('.')}`;
+}
+
+/** The IR of one function or plan under construction. */
+class Frame {
+  locals: number;
+  cur: Stmt[];
+
+  constructor(locals: number, cur: Stmt[]) {
+    this.locals = locals;
+    this.cur = cur;
+  }
+}
+
+export class Planner {
+  private readonly program: Program;
+  private readonly consts: Const[] = [];
+  private readonly constIndex = new Map<string, number>();
+  private readonly funcs: Func[] = [];
+  private readonly planned = new Map<RuleGroup, 'planning' | 'done'>();
+  private frame = new Frame(0, []);
+  private module!: Module;
+
+  constructor(program: Program) {
+    this.program = program;
+  }
+
+  /** Plans the given entrypoints (slash paths below data) and every rule they reach. */
+  plan(entrypoints: string[]): Policy {
+    const plans: Plan[] = entrypoints.map((name) => this.planEntrypoint(name));
+    return { consts: this.consts, funcs: this.funcs, plans };
+  }
+
+  // ---- emission helpers ----
+
+  private fail(message: string, pos: Pos): never {
+    throw new CompileError('check', message, pos, this.module?.source);
+  }
+
+  private emit(stmt: Stmt): void {
+    this.frame.cur.push(stmt);
+  }
+
+  private local(): Local {
+    return this.frame.locals++;
+  }
+
+  /** Runs `fn` with statements going into a new block, which is returned. */
+  private block(fn: () => void): Block {
+    const outer = this.frame.cur;
+    const stmts: Stmt[] = [];
+    this.frame.cur = stmts;
+    try {
+      fn();
+    } finally {
+      this.frame.cur = outer;
+    }
+    return { stmts };
+  }
+
+  private constOf(json: string): Operand {
+    let index = this.constIndex.get(json);
+    if (index === undefined) {
+      index = this.consts.length;
+      this.consts.push(json);
+      this.constIndex.set(json, index);
+    }
+    return { const: index };
+  }
+
+  private str(s: string): Operand {
+    return this.constOf(JSON.stringify(s));
+  }
+
+  /** A local holding the operand (constants are copied into one). */
+  private toLocal(op: Operand): Local {
+    if ('local' in op) return op.local;
+    const l = this.local();
+    this.emit({ op: 'Assign', source: op, target: l });
+    return l;
+  }
+
+  private isLocalName(env: Env, name: string): boolean {
+    return isWildcard(name) || env.vars.has(name) || env.declared.has(name) || !env.resolver.global(name);
+  }
+
+  private bind(env: Env, name: string, op: Operand): Env {
+    const vars = new Map(env.vars);
+    vars.set(name, this.toLocal(op));
+    return { ...env, vars };
+  }
+
+  // ---- entrypoints and rules ----
+
+  private planEntrypoint(name: string): Plan {
+    const keys = name.split('/').filter((k) => k.length > 0);
+    const node = findNode(this.program.root, keys);
+    const first = this.program.modules[0];
+    if (!first) throw new CompileError('check', 'no modules to compile');
+    this.module = first;
+    if (node?.group?.kind === 'function') {
+      throw new CompileError('check', `entrypoint ${name} is a function, not a rule`);
+    }
+    this.frame = new Frame(2, []);
+    const env: Env = {
+      resolver: new NameResolver(this.program, first),
+      vars: new Map(),
+      declared: new Set(),
+      input: 0,
+      data: 1,
+    };
+    const pos: Pos = { file: first.file, line: 1, col: 1, offset: 0 };
+    const keyTerms: Term[] = keys.map((k) => ({ type: 'string', value: k, pos }));
+    const stmts = this.block(() =>
+      this.planDataRef(keyTerms, 0, env, (op) => this.emit({ op: 'ResultSetAdd', value: this.toLocal(op) })),
+    );
+    return { name: keys.join('/'), locals: this.frame.locals, blocks: [stmts] };
+  }
+
+  /** Plans the function of a rule group on first use; returns its name. */
+  private funcFor(group: RuleGroup, pos: Pos): string {
+    const state = this.planned.get(group);
+    if (state === 'planning') this.fail(`rule data.${group.path.join('.')} is recursive`, pos);
+    if (state === 'done') return funcName(group);
+    this.planned.set(group, 'planning');
+    const savedFrame = this.frame;
+    const savedModule = this.module;
+    try {
+      this.funcs.push(this.planGroup(group));
+    } finally {
+      this.frame = savedFrame;
+      this.module = savedModule;
+    }
+    this.planned.set(group, 'done');
+    return funcName(group);
+  }
+
+  private planGroup(group: RuleGroup): Func {
+    const params: Local[] = [0, 1];
+    for (let i = 0; i < group.arity; i++) params.push(2 + i);
+    this.frame = new Frame(params.length, []);
+    const result = this.local();
+    const blocks: Block[] = [];
+    if (group.kind === 'partialSet') blocks.push({ stmts: [{ op: 'MakeSet', target: result }] });
+    if (group.kind === 'partialObject') blocks.push({ stmts: [{ op: 'MakeObject', target: result }] });
+    for (const def of group.definitions) {
+      this.module = def.module;
+      blocks.push(...this.planDefinition(group, def.rule, def.module, params, result));
+    }
+    if (group.defaultRule) {
+      const value = group.defaultRule.rule.value;
+      const json = value ? groundJson(value) : 'true';
+      this.module = group.defaultRule.module;
+      if (json === undefined) this.fail(`default value of ${group.path.join('.')} must be plain JSON`, group.defaultRule.rule.pos);
+      blocks.push({
+        stmts: [
+          { op: 'IsUndefined', source: result },
+          { op: 'Assign', source: this.constOf(json), target: result },
+        ],
+      });
+    }
+    const origin = group.definitions[0] ?? group.defaultRule;
+    return {
+      name: funcName(group),
+      params,
+      result,
+      locals: this.frame.locals,
+      blocks,
+      cacheable: group.kind !== 'function',
+      origin: origin ? `${origin.module.file}:${origin.rule.pos.line}` : '',
+    };
+  }
+
+  /** The environment at the start of a rule body: function arguments bound to their params. */
+  private ruleEnv(module: Module, body: Body, rule: Rule): Env {
+    const declared = declaredIn(body, new Set());
+    for (const arg of rule.args ?? []) declaredIn([{ negated: false, with: [], pos: arg.pos, expr: { type: 'assign', left: arg, right: arg, pos: arg.pos } }], declared);
+    return { resolver: new NameResolver(this.program, module), vars: new Map(), declared, input: 0, data: 1 };
+  }
+
+  /** Binds function parameters to the argument patterns, then continues. */
+  private bindArgs(rule: Rule, params: Local[], env: Env, k: Next): void {
+    const args = rule.args ?? [];
+    const step = (i: number, e: Env): void => {
+      if (i === args.length) return k(e);
+      this.unify(args[i]!, { local: params[2 + i]! }, e, (e2) => step(i + 1, e2));
+    };
+    step(0, env);
+  }
+
+  private headVars(rule: Rule, env: Env, terms: Array<Term | undefined>): Set<string> {
+    const into = new Map<string, Pos>();
+    const isLocal = (n: string): boolean => this.isLocalName(env, n);
+    for (const t of terms) if (t) topLevelVars(t, isLocal, into);
+    for (const a of rule.args ?? []) topLevelVars(a, isLocal, into);
+    return new Set(into.keys());
+  }
+
+  /** Plans one body followed by `k`, ordering it for safety first. */
+  private planBody(body: Body, env: Env, head: Array<Term | undefined>, k: Next, rule?: Rule): void {
+    const isLocal = (n: string): boolean => this.isLocalName(env, n);
+    const headVars = rule ? this.headVars(rule, env, head) : new Set<string>();
+    if (!rule) {
+      const into = new Map<string, Pos>();
+      for (const t of head) if (t) topLevelVars(t, isLocal, into);
+      for (const n of into.keys()) headVars.add(n);
+    }
+    const { body: ordered } = orderBody(body, new Set(env.vars.keys()), headVars, isLocal, this.module.source);
+    const step = (i: number, e: Env): void => {
+      if (i === ordered.length) return k(e);
+      this.planLiteral(ordered[i]!, e, (e2) => step(i + 1, e2));
+    };
+    step(0, env);
+  }
+
+  private planDefinition(group: RuleGroup, rule: Rule, module: Module, params: Local[], result: Local): Block[] {
+    const value = (t: Term | undefined, pos: Pos): Term => t ?? { type: 'boolean', value: true, pos };
+    const where = `${module.file}:${rule.pos.line}: eval_conflict_error: `;
+    switch (group.kind) {
+      case 'partialSet':
+        return [
+          this.block(() =>
+            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key], (env) =>
+              this.planTerm(rule.key!, env, (op) => this.emit({ op: 'SetAdd', set: result, value: op })),
+            rule),
+          ),
+        ];
+      case 'partialObject':
+        return [
+          this.block(() =>
+            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key, rule.value], (env) =>
+              this.planTerm(rule.key!, env, (key, env2) =>
+                this.planTerm(value(rule.value, rule.pos), env2, (v) =>
+                  this.emit({ op: 'ObjectInsertOnce', object: result, key, value: v, message: where + CONFLICT.partialObject }),
+                ),
+              ),
+            rule),
+          ),
+        ];
+      case 'complete':
+      case 'function': {
+        const message = where + (group.kind === 'function' ? CONFLICT.function : CONFLICT.complete);
+        const clauses = [{ body: rule.body, value: rule.value, pos: rule.pos }, ...rule.else];
+        const single = clauses.length === 1;
+        const target = single ? result : this.local();
+        const blocks: Block[] = [];
+        if (!single) blocks.push({ stmts: [{ op: 'ResetLocal', target }] });
+        clauses.forEach((clause, i) => {
+          blocks.push(
+            this.block(() => {
+              if (i > 0) this.emit({ op: 'IsUndefined', source: target });
+              const env = this.ruleEnv(module, clause.body, rule);
+              this.bindArgs(rule, params, env, (argEnv) =>
+                this.planBody(clause.body, argEnv, [clause.value], (bodyEnv) =>
+                  this.planTerm(value(clause.value, clause.pos), bodyEnv, (v) =>
+                    this.emit({ op: 'AssignOnce', source: v, target, message }),
+                  ),
+                rule),
+              );
+            }),
+          );
+        });
+        if (!single) blocks.push({ stmts: [{ op: 'AssignOnce', source: { local: target }, target: result, message }] });
+        return blocks;
+      }
+    }
+  }
+
+  // ---- literals ----
+
+  private planLiteral(lit: Literal, env: Env, k: Next): void {
+    if (lit.with.length > 0) return this.planWith(lit, env, k);
+    if (lit.negated) {
+      const inner = this.block(() => this.planExpr(lit.expr, env, () => undefined));
+      this.emit({ op: 'Not', block: inner });
+      return k(env);
+    }
+    this.planExpr(lit.expr, env, k);
+  }
+
+  /** `lit with input.a as v with data.b as w`: plans the literal against patched documents. */
+  private planWith(lit: Literal, env: Env, k: Next): void {
+    const step = (i: number, e: Env): void => {
+      if (i === lit.with.length) {
+        const bare: Literal = { ...lit, with: [] };
+        return this.planLiteral(bare, e, (after) => k({ ...after, input: env.input, data: env.data }));
+      }
+      const w = lit.with[i]!;
+      const { root, path } = this.withTarget(w.target, e);
+      this.planTerm(w.value, e, (value, e2) => {
+        const doc = root === 'input' ? e2.input : e2.data;
+        const patched = this.upsert(doc, path, value, root === 'input');
+        step(i + 1, root === 'input' ? { ...e2, input: patched } : { ...e2, data: patched });
+      });
+    };
+    step(0, env);
+  }
+
+  private withTarget(target: Term, env: Env): { root: 'input' | 'data'; path: string[] } {
+    let head: Term = target;
+    let keys: Term[] = [];
+    if (target.type === 'ref') {
+      head = target.head;
+      keys = target.path;
+    }
+    const g = head.type === 'var' && !env.vars.has(head.name) ? env.resolver.global(head.name) : undefined;
+    if (!g) this.fail('with target must be input, data or a path below them', target.pos);
+    const path = [...g.path];
+    for (const key of keys) {
+      if (key.type !== 'string') this.fail('with target paths must use constant keys', key.pos);
+      path.push(key.value);
+    }
+    if (g.root === 'data') {
+      let node: DataNode | undefined = this.program.root;
+      for (const key of path) {
+        node = node?.children.get(key);
+        if (node?.group) this.fail(`with on rule data.${node.group.path.join('.')} is not supported: replace input or base data instead`, target.pos);
+      }
+      if (node && node.children.size > 0) this.fail(`with on data.${path.join('.')} would replace rules, which is not supported`, target.pos);
+    }
+    return { root: g.root, path };
+  }
+
+  /** A copy of doc with value at path; an undefined input document counts as empty. */
+  private upsert(doc: Local, path: string[], value: Operand, mayBeUndefined: boolean): Local {
+    if (path.length === 0) return this.toLocal(value);
+    const out = this.local();
+    const pathConst = this.constOf(JSON.stringify(path));
+    if (mayBeUndefined) this.emit({ op: 'ResetLocal', target: out });
+    this.emit({
+      op: 'Block',
+      blocks: [
+        { stmts: [{ op: 'Call', func: 'internal.upsert', args: [{ local: doc }, pathConst, value], target: out }] },
+        ...(mayBeUndefined
+          ? [{ stmts: [
+              { op: 'IsUndefined', source: out } as Stmt,
+              { op: 'Call', func: 'internal.upsert', args: [this.constOf('{}'), pathConst, value], target: out } as Stmt,
+            ] }]
+          : []),
+      ],
+    });
+    return out;
+  }
+
+  private planExpr(expr: Expr, env: Env, k: Next): void {
+    switch (expr.type) {
+      case 'term':
+        return this.planCondition(expr.term, env, k);
+      case 'assign':
+      case 'unify':
+        return this.unifyTerms(expr.left, expr.right, env, k);
+      case 'some':
+        return k(env);
+      case 'somein':
+        return this.planTerm(expr.collection, env, (coll, e) => {
+          const source = this.toLocal(coll);
+          const key = this.local();
+          const value = this.local();
+          const block = this.block(() => {
+            const withValue = (e2: Env): void => this.unify(expr.value, { local: value }, e2, k);
+            if (expr.key) this.unify(expr.key, { local: key }, e, withValue);
+            else withValue(e);
+          });
+          this.emit({ op: 'Scan', source, key, value, block });
+        });
+      case 'every':
+        return this.planEvery(expr, env, k);
+    }
+  }
+
+  /** A term used as a condition: comparisons become Equal/NotEqual, others must not be false. */
+  private planCondition(term: Term, env: Env, k: Next): void {
+    if (term.type === 'binop' && (term.op === '==' || term.op === '!=')) {
+      return this.planTerm(term.left, env, (a, e) =>
+        this.planTerm(term.right, e, (b, e2) => {
+          this.emit({ op: term.op === '==' ? 'Equal' : 'NotEqual', a, b });
+          k(e2);
+        }),
+      );
+    }
+    this.planTerm(term, env, (op, e) => {
+      this.emit({ op: 'NotEqual', a: op, b: this.constOf('false') });
+      k(e);
+    });
+  }
+
+  /** `every k, v in domain { body }`: fails when some element makes the body fail. */
+  private planEvery(expr: Extract<Expr, { type: 'every' }>, env: Env, k: Next): void {
+    this.planTerm(expr.domain, env, (dom, e) => {
+      const source = this.toLocal(dom);
+      const key = this.local();
+      const value = this.local();
+      const found = this.local();
+      this.emit({ op: 'ResetLocal', target: found });
+      const bodyEnv: Env = { ...e, declared: declaredIn(expr.body, new Set([...e.declared])) };
+      const own = new Set<string>();
+      for (const t of [expr.key, expr.value]) if (t) declaredIn([{ negated: false, with: [], pos: t.pos, expr: { type: 'assign', left: t, right: t, pos: t.pos } }], own);
+      const scopedEnv: Env = { ...bodyEnv, declared: new Set([...bodyEnv.declared, ...own]) };
+      const check = this.block(() => {
+        const withValue = (e2: Env): void => this.unify(expr.value, { local: value }, e2, (e3) => this.planBody(expr.body, e3, [], () => undefined));
+        if (expr.key) this.unify(expr.key, { local: key }, scopedEnv, withValue);
+        else withValue(scopedEnv);
+      });
+      const scan = this.block(() => {
+        this.emit({ op: 'Not', block: check });
+        this.emit({ op: 'Assign', source: this.constOf('true'), target: found });
+        this.emit({ op: 'Break', index: 1 });
+      });
+      this.emit({ op: 'Block', blocks: [{ stmts: [{ op: 'Scan', source, key, value, block: scan }] }] });
+      this.emit({ op: 'IsUndefined', source: found });
+      k(e);
+    });
+  }
+
+  // ---- unification ----
+
+  private unboundVar(t: Term, env: Env): string | undefined {
+    return t.type === 'var' && !env.vars.has(t.name) && this.isLocalName(env, t.name) ? t.name : undefined;
+  }
+
+  private hasUnbound(t: Term, env: Env): boolean {
+    if (this.unboundVar(t, env)) return true;
+    if (t.type === 'array') return t.items.some((i) => this.hasUnbound(i, env));
+    if (t.type === 'object') return t.entries.some(([, v]) => this.hasUnbound(v, env));
+    return false;
+  }
+
+  private unifyTerms(a: Term, b: Term, env: Env, k: Next): void {
+    if (this.hasUnbound(a, env) && this.hasUnbound(b, env)) {
+      if (a.type === 'array' && b.type === 'array') {
+        if (a.items.length !== b.items.length) {
+          this.emit({ op: 'Break', index: 0 });
+          return;
+        }
+        const step = (i: number, e: Env): void =>
+          i === a.items.length ? k(e) : this.unifyTerms(a.items[i]!, b.items[i]!, e, (e2) => step(i + 1, e2));
+        return step(0, env);
+      }
+      this.fail('cannot unify: both sides hold unbound variables', a.pos);
+    }
+    if (this.hasUnbound(a, env)) return this.planTerm(b, env, (op, e) => this.unify(a, op, e, k));
+    if (this.hasUnbound(b, env)) return this.planTerm(a, env, (op, e) => this.unify(b, op, e, k));
+    this.planTerm(a, env, (x, e) =>
+      this.planTerm(b, e, (y, e2) => {
+        this.emit({ op: 'Equal', a: x, b: y });
+        k(e2);
+      }),
+    );
+  }
+
+  /** Unifies a pattern with a planned value: binds its unbound variables, checks the rest. */
+  private unify(pattern: Term, value: Operand, env: Env, k: Next): void {
+    const name = this.unboundVar(pattern, env);
+    if (name) return k(this.bind(env, name, value));
+    if (pattern.type === 'array' && this.hasUnbound(pattern, env)) {
+      const v = this.toLocal(value);
+      const n = this.local();
+      this.emit({ op: 'IsArray', source: { local: v } });
+      this.emit({ op: 'Len', source: { local: v }, target: n });
+      this.emit({ op: 'Equal', a: { local: n }, b: this.constOf(String(pattern.items.length)) });
+      const step = (i: number, e: Env): void => {
+        if (i === pattern.items.length) return k(e);
+        const item = this.local();
+        this.emit({ op: 'Dot', source: { local: v }, key: this.constOf(String(i)), target: item });
+        this.unify(pattern.items[i]!, { local: item }, e, (e2) => step(i + 1, e2));
+      };
+      return step(0, env);
+    }
+    if (pattern.type === 'object' && this.hasUnbound(pattern, env)) {
+      const v = this.toLocal(value);
+      const n = this.local();
+      this.emit({ op: 'IsObject', source: { local: v } });
+      this.emit({ op: 'Len', source: { local: v }, target: n });
+      this.emit({ op: 'Equal', a: { local: n }, b: this.constOf(String(pattern.entries.length)) });
+      const step = (i: number, e: Env): void => {
+        if (i === pattern.entries.length) return k(e);
+        const [keyTerm, valueTerm] = pattern.entries[i]!;
+        this.planTerm(keyTerm, e, (key, e2) => {
+          const item = this.local();
+          this.emit({ op: 'Dot', source: { local: v }, key, target: item });
+          this.unify(valueTerm, { local: item }, e2, (e3) => step(i + 1, e3));
+        });
+      };
+      return step(0, env);
+    }
+    this.planTerm(pattern, env, (op, e) => {
+      this.emit({ op: 'Equal', a: op, b: value });
+      k(e);
+    });
+  }
+
+  // ---- terms ----
+
+  private planTerms(terms: Term[], env: Env, k: (ops: Operand[], env: Env) => void): void {
+    const ops: Operand[] = [];
+    const step = (i: number, e: Env): void => {
+      if (i === terms.length) return k(ops, e);
+      this.planTerm(terms[i]!, e, (op, e2) => {
+        ops.push(op);
+        step(i + 1, e2);
+      });
+    };
+    step(0, env);
+  }
+
+  private planTerm(term: Term, env: Env, k: OperandNext): void {
+    const json = groundJson(term);
+    if (json !== undefined) return k(this.constOf(json), env);
+    switch (term.type) {
+      case 'var':
+        return this.planVar(term, env, k);
+      case 'ref':
+        return this.planRef(term, env, k);
+      case 'array':
+        return this.planTerms(term.items, env, (ops, e) => {
+          const t = this.local();
+          this.emit({ op: 'MakeArray', capacity: ops.length, target: t });
+          for (const value of ops) this.emit({ op: 'ArrayAppend', array: t, value });
+          k({ local: t }, e);
+        });
+      case 'set':
+        return this.planTerms(term.items, env, (ops, e) => {
+          const t = this.local();
+          this.emit({ op: 'MakeSet', target: t });
+          for (const value of ops) this.emit({ op: 'SetAdd', set: t, value });
+          k({ local: t }, e);
+        });
+      case 'object':
+        return this.planTerms(term.entries.flat(), env, (ops, e) => {
+          const t = this.local();
+          this.emit({ op: 'MakeObject', target: t });
+          for (let i = 0; i < ops.length; i += 2) {
+            this.emit({ op: 'ObjectInsert', object: t, key: ops[i]!, value: ops[i + 1]! });
+          }
+          k({ local: t }, e);
+        });
+      case 'arraycomp':
+      case 'setcomp':
+      case 'objectcomp':
+        return k({ local: this.planComprehension(term, env) }, env);
+      case 'call':
+        return this.planCall(term, env, k);
+      case 'binop':
+        return this.planTerms([term.left, term.right], env, (ops, e) => this.callBuiltin(OPERATOR_BUILTINS[term.op]!, ops, e, k));
+      case 'neg':
+        return this.planTerm(term.operand, env, (op, e) => this.callBuiltin('minus', [this.constOf('0'), op], e, k));
+      case 'member': {
+        const parts = term.key ? [term.key, term.value, term.collection] : [term.value, term.collection];
+        return this.planTerms(parts, env, (ops, e) =>
+          this.callBuiltin(term.key ? 'internal.member_3' : 'internal.member_2', ops, e, k),
+        );
+      }
+      default:
+        this.fail(`unexpected ${term.type} term`, term.pos);
+    }
+  }
+
+  private callBuiltin(name: string, args: Operand[], env: Env, k: OperandNext): void {
+    const t = this.local();
+    this.emit({ op: 'Call', func: name, args, target: t });
+    k({ local: t }, env);
+  }
+
+  private planVar(term: Extract<Term, { type: 'var' }>, env: Env, k: OperandNext): void {
+    const bound = env.vars.get(term.name);
+    if (bound !== undefined) return k({ local: bound }, env);
+    if (!env.declared.has(term.name)) {
+      const g = env.resolver.global(term.name);
+      if (g) return this.planRef({ type: 'ref', head: term, path: [], pos: term.pos }, env, k);
+    }
+    this.fail(`var ${isWildcard(term.name) ? '_' : term.name} is unsafe`, term.pos);
+  }
+
+  private planComprehension(term: Extract<Term, { type: 'arraycomp' | 'setcomp' | 'objectcomp' }>, env: Env): Local {
+    const t = this.local();
+    this.emit(
+      term.type === 'arraycomp'
+        ? { op: 'MakeArray', capacity: 0, target: t }
+        : term.type === 'setcomp'
+          ? { op: 'MakeSet', target: t }
+          : { op: 'MakeObject', target: t },
+    );
+    const inner: Env = { ...env, declared: declaredIn(term.body, new Set(env.declared)) };
+    const head = term.type === 'objectcomp' ? [term.key, term.value] : [term.head];
+    const body = this.block(() =>
+      this.planBody(term.body, inner, head, (e) => {
+        if (term.type === 'objectcomp') {
+          this.planTerm(term.key, e, (key, e2) =>
+            this.planTerm(term.value, e2, (value) =>
+              this.emit({ op: 'ObjectInsertOnce', object: t, key, value, message: `${this.module.file}:${term.pos.line}: eval_conflict_error: ${CONFLICT.partialObject}` }),
+            ),
+          );
+        } else {
+          this.planTerm(term.head, e, (value) =>
+            this.emit(term.type === 'arraycomp' ? { op: 'ArrayAppend', array: t, value } : { op: 'SetAdd', set: t, value }),
+          );
+        }
+      }),
+    );
+    this.emit({ op: 'Block', blocks: [body] });
+    return t;
+  }
+
+  /** The dotted name of a call's callee, resolved to a data path or a builtin name. */
+  private resolveCallee(callee: Term, env: Env): { group: RuleGroup } | { builtin: string } {
+    let head = callee;
+    const keys: string[] = [];
+    if (callee.type === 'ref') {
+      head = callee.head;
+      for (const key of callee.path) {
+        if (key.type !== 'string') this.fail('function names must be constant paths', key.pos);
+        keys.push(key.value);
+      }
+    }
+    if (head.type !== 'var') this.fail('function names must be constant paths', callee.pos);
+    const g = env.vars.has(head.name) ? undefined : env.resolver.global(head.name);
+    if (g && g.root === 'data') {
+      const node = findNode(this.program.root, [...g.path, ...keys]);
+      if (node?.group?.kind === 'function') return { group: node.group };
+      if (node?.group) this.fail(`data.${node.group.path.join('.')} is a rule, not a function`, callee.pos);
+      this.fail(`undefined function data.${[...g.path, ...keys].join('.')}`, callee.pos);
+    }
+    const name = [head.name, ...keys].join('.');
+    if (BUILTINS[name]) return { builtin: name };
+    this.fail(`undefined function ${name}`, callee.pos);
+  }
+
+  private planCall(term: Extract<Term, { type: 'call' }>, env: Env, k: OperandNext): void {
+    const target = this.resolveCallee(term.callee, env);
+    if ('builtin' in target) {
+      const spec = BUILTINS[target.builtin]!;
+      if (spec.arity !== term.args.length) {
+        this.fail(`${target.builtin}: arity mismatch: expected ${spec.arity} arguments, got ${term.args.length}`, term.pos);
+      }
+      return this.planTerms(term.args, env, (ops, e) => this.callBuiltin(target.builtin, ops, e, k));
+    }
+    const group = target.group;
+    if (group.arity !== term.args.length) {
+      this.fail(`data.${group.path.join('.')}: arity mismatch: expected ${group.arity} arguments, got ${term.args.length}`, term.pos);
+    }
+    const func = this.funcFor(group, term.pos);
+    this.planTerms(term.args, env, (ops, e) => {
+      const t = this.local();
+      this.emit({ op: 'Call', func, args: [{ local: e.input }, { local: e.data }, ...ops], target: t });
+      k({ local: t }, e);
+    });
+  }
+
+  // ---- references ----
+
+  private planRef(term: Extract<Term, { type: 'ref' }>, env: Env, k: OperandNext): void {
+    const head = term.head;
+    if (head.type === 'var') {
+      const bound = env.vars.get(head.name);
+      if (bound !== undefined) return this.planDots(bound, term.path, 0, env, k);
+      const g = env.declared.has(head.name) ? undefined : env.resolver.global(head.name);
+      if (!g) this.fail(`var ${isWildcard(head.name) ? '_' : head.name} is unsafe`, head.pos);
+      const prefix: Term[] = g.path.map((key) => ({ type: 'string', value: key, pos: head.pos }));
+      const keys = [...prefix, ...term.path];
+      if (g.root === 'input') return this.planDots(env.input, keys, 0, env, k);
+      return this.planDataRef(keys, 0, env, k);
+    }
+    this.planTerm(head, env, (op, e) => this.planDots(this.toLocal(op), term.path, 0, e, k));
+  }
+
+  /** Walks the keys of a ref from a value: constant keys are lookups, unbound variables iterate. */
+  private planDots(source: Local, keys: Term[], i: number, env: Env, k: OperandNext): void {
+    if (i === keys.length) return k({ local: source }, env);
+    const key = keys[i]!;
+    const name = this.unboundVar(key, env);
+    if (name) {
+      const keyLocal = this.local();
+      const value = this.local();
+      const block = this.block(() => this.planDots(value, keys, i + 1, this.bind(env, name, { local: keyLocal }), k));
+      this.emit({ op: 'Scan', source, key: keyLocal, value, block });
+      return;
+    }
+    this.planTerm(key, env, (keyOp, e) => {
+      const t = this.local();
+      this.emit({ op: 'Dot', source: { local: source }, key: keyOp, target: t });
+      this.planDots(t, keys, i + 1, e, k);
+    });
+  }
+
+  /**
+   * A ref below `data`: constant keys walk the rule tree; reaching a rule calls it; stopping at a
+   * package (a variable key, or the end of the ref) builds that package's document; a key no rule
+   * or package has continues in the base documents.
+   */
+  private planDataRef(keys: Term[], start: number, env: Env, k: OperandNext): void {
+    let node: DataNode = this.program.root;
+    let i = start;
+    while (i < keys.length) {
+      const key = keys[i]!;
+      if (key.type !== 'string') break;
+      const child = node.children.get(key.value);
+      if (!child) return this.planDots(env.data, keys, start, env, k);
+      node = child;
+      i++;
+      if (node.group) {
+        const group = node.group;
+        if (group.kind === 'function') this.fail(`function data.${group.path.join('.')} must be called`, key.pos);
+        const func = this.funcFor(group, key.pos);
+        const t = this.local();
+        this.emit({ op: 'Call', func, args: [{ local: env.input }, { local: env.data }], target: t });
+        return this.planDots(t, keys, i, env, k);
+      }
+    }
+    if (node.children.size === 0 && node === this.program.root) return this.planDots(env.data, keys, start, env, k);
+    const path = keys.slice(start, i).map((t) => (t as Extract<Term, { type: 'string' }>).value);
+    const doc = this.virtualDoc(node, path, env);
+    this.planDots(doc, keys, i, env, k);
+  }
+
+  /** The document of a package: its base data merged with the value of every defined rule. */
+  private virtualDoc(node: DataNode, path: string[], env: Env): Local {
+    const o = this.local();
+    this.emit({ op: 'MakeObject', target: o });
+    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (child.group) {
+        if (child.group.kind === 'function') continue;
+        const func = this.funcFor(child.group, child.group.definitions[0]?.rule.pos ?? child.group.defaultRule!.rule.pos);
+        const t = this.local();
+        this.emit({
+          op: 'Block',
+          blocks: [{ stmts: [
+            { op: 'Call', func, args: [{ local: env.input }, { local: env.data }], target: t },
+            { op: 'ObjectInsert', object: o, key: this.str(name), value: { local: t } },
+          ] }],
+        });
+      } else {
+        const sub = this.virtualDoc(child, [...path, name], env);
+        this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: sub } });
+      }
+    }
+    const base = this.local();
+    const merged = this.local();
+    const lookups: Stmt[] = [];
+    let cur = env.data;
+    for (const key of path) {
+      const next = this.local();
+      lookups.push({ op: 'Dot', source: { local: cur }, key: this.str(key), target: next });
+      cur = next;
+    }
+    this.emit({
+      op: 'Block',
+      blocks: [{ stmts: [
+        ...lookups,
+        { op: 'Assign', source: { local: cur }, target: base },
+        { op: 'IsObject', source: { local: base } },
+        { op: 'Call', func: 'object.union', args: [{ local: base }, { local: o }], target: merged },
+        { op: 'Assign', source: { local: merged }, target: o },
+      ] }],
+    });
+    return o;
+  }
+}
+
+/** Plans a checked program for the given entrypoints. */
+export function planProgram(program: Program, entrypoints: string[]): Policy {
+  return new Planner(program).plan(entrypoints);
+}

@@ -1,0 +1,105 @@
+import t from 'tap';
+import { parseModule } from '../policies/compiler/parse/index.ts';
+import { renameWildcards } from '../policies/compiler/check/wildcards.ts';
+import { checkProgram } from '../policies/compiler/check/program.ts';
+import { planProgram } from '../policies/compiler/plan/planner.ts';
+import { CompileError } from '../policies/compiler/errors.ts';
+import type { Block, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
+
+function plan(sources: Record<string, string>, entrypoints: string[]): Policy {
+  const modules = Object.entries(sources).map(([file, text]) => parseModule(file, text));
+  renameWildcards(modules);
+  return planProgram(checkProgram(modules), entrypoints);
+}
+
+function planError(sources: Record<string, string>, entrypoints: string[]): CompileError {
+  try {
+    plan(sources, entrypoints);
+  } catch (err) {
+    if (err instanceof CompileError) return err;
+    throw err;
+  }
+  throw new Error('expected a compile error');
+}
+
+function ops(blocks: Block[]): string[] {
+  const out: string[] = [];
+  const walk = (stmts: Stmt[]): void => {
+    for (const s of stmts) {
+      out.push(s.op);
+      if (s.op === 'Block') s.blocks.forEach((b) => walk(b.stmts));
+      if (s.op === 'Scan' || s.op === 'Not') walk(s.block.stmts);
+    }
+  };
+  blocks.forEach((b) => walk(b.stmts));
+  return out;
+}
+
+t.test('a rule reached from an entrypoint becomes a cacheable function called by the plan', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\nallow if input.x == 1\n' }, ['t/allow']);
+  t.equal(policy.plans.length, 1);
+  t.equal(policy.plans[0]!.name, 't/allow');
+  t.same(policy.funcs.map((f) => f.name), ['data.t.allow']);
+  t.equal(policy.funcs[0]!.cacheable, true);
+  t.ok(ops(policy.plans[0]!.blocks).includes('ResultSetAdd'));
+  t.ok(ops(policy.funcs[0]!.blocks).includes('Equal'));
+});
+
+t.test('iteration over a ref with a variable key plans a Scan', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\nnames contains n if {\n  n := input.users[_].name\n}\n' }, ['t/names']);
+  const body = ops(policy.funcs[0]!.blocks);
+  t.ok(body.includes('MakeSet'));
+  t.ok(body.includes('Scan'));
+  t.ok(body.includes('SetAdd'));
+});
+
+t.test('body literals are reordered so variables are bound before use', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\np if {\n  x > 1\n  x := input.n\n}\n' }, ['t/p']);
+  const body = ops(policy.funcs[0]!.blocks);
+  t.ok(body.indexOf('Dot') < body.indexOf('Call'), 'the assignment is planned before the comparison');
+});
+
+t.test('unsafe variables are refused with their position', async (t) => {
+  const err = planError({ 'p.rego': 'package t\np if {\n  x > 1\n}\n' }, ['t/p']);
+  t.match(err.message, /var x is unsafe/);
+  t.equal(err.pos?.line, 3);
+  t.equal(err.pos?.col, 3);
+  const neg = planError({ 'p.rego': 'package t\np if {\n  not input.xs[y]\n}\n' }, ['t/p']);
+  t.match(neg.message, /var y is unsafe/);
+});
+
+t.test('recursion between rules is refused', async (t) => {
+  const err = planError({ 'p.rego': 'package t\na if b\nb if a\n' }, ['t/a']);
+  t.match(err.message, /recursive/);
+});
+
+t.test('calls are resolved and checked', async (t) => {
+  t.match(planError({ 'p.rego': 'package t\np := nope(1)\n' }, ['t/p']).message, /undefined function nope/);
+  t.match(planError({ 'p.rego': 'package t\np := count(1, 2)\n' }, ['t/p']).message, /count: arity mismatch/);
+  const lib = plan(
+    {
+      'lib.rego': 'package lib\ndouble(x) := x * 2\n',
+      'p.rego': 'package t\nimport data.lib\np := lib.double(input.n)\n',
+    },
+    ['t/p'],
+  );
+  t.same(lib.funcs.map((f) => f.name).sort(), ['data.lib.double', 'data.t.p']);
+});
+
+t.test('a rule defined with two kinds is a check error', async (t) => {
+  const err = planError({ 'p.rego': 'package t\np := 1\np contains 2\n' }, ['t/p']);
+  t.equal(err.stage, 'check');
+  t.match(err.message, /complete rule and as a partial set rule/);
+  t.equal(err.pos?.line, 3);
+});
+
+t.test('with on a rule is refused rather than answered wrongly', async (t) => {
+  const err = planError({ 'p.rego': 'package t\nq if input.x\np if q with data.t.q as true\n' }, ['t/p']);
+  t.match(err.message, /with on rule data\.t\.q is not supported/);
+});
+
+t.test('a package entrypoint builds the package document', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\na := 1\nb := 2\nf(x) := x\n' }, ['t']);
+  t.same(policy.funcs.map((f) => f.name).sort(), ['data.t.a', 'data.t.b'], 'functions are not part of the document');
+  t.ok(ops(policy.plans[0]!.blocks).includes('MakeObject'));
+});
