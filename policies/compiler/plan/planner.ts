@@ -204,7 +204,11 @@ export class Planner {
   /** Plans the function of a rule group on first use; returns its name. */
   private funcFor(group: RuleGroup, pos: Pos): string {
     const state = this.planned.get(group);
-    if (state === 'planning') this.fail(`rule data.${group.path.join('.')} is recursive`, pos);
+    if (state === 'planning') {
+      // As OPA does, name the rule and point at its definition rather than at the reference.
+      const def = group.definitions[0] ?? group.defaultRule;
+      throw new CompileError('check', `rule data.${group.path.join('.')} is recursive`, def?.rule.pos ?? pos, def?.module.source);
+    }
     if (state === 'done') return funcName(group);
     this.planned.set(group, 'planning');
     const savedFrame = this.frame;
@@ -520,6 +524,7 @@ export class Planner {
           i === a.items.length ? k(e) : this.unifyTerms(a.items[i]!, b.items[i]!, e, (e2) => step(i + 1, e2));
         return step(0, env);
       }
+      if (a.type === 'object' && b.type === 'object') return this.unifyObjects(a, b, env, k);
       this.fail('cannot unify: both sides hold unbound variables', a.pos);
     }
     if (this.hasUnbound(a, env)) return this.planTerm(b, env, (op, e) => this.unify(a, op, e, k));
@@ -530,6 +535,28 @@ export class Planner {
         k(e2);
       }),
     );
+  }
+
+  /** Two object literals unify key by key when their (constant) keys are the same. */
+  private unifyObjects(a: Extract<Term, { type: 'object' }>, b: Extract<Term, { type: 'object' }>, env: Env, k: Next): void {
+    const keyOf = (t: Term): string => {
+      const json = groundJson(t);
+      if (json === undefined) this.fail('cannot unify objects whose keys are not constants', t.pos);
+      return json;
+    };
+    const right = new Map(b.entries.map(([key, value]) => [keyOf(key), value]));
+    const pairs: Array<[Term, Term]> = [];
+    for (const [key, value] of a.entries) {
+      const other = right.get(keyOf(key));
+      if (other) pairs.push([value, other]);
+    }
+    if (pairs.length !== a.entries.length || pairs.length !== right.size) {
+      this.emit({ op: 'Break', index: 0 });
+      return;
+    }
+    const step = (i: number, e: Env): void =>
+      i === pairs.length ? k(e) : this.unifyTerms(pairs[i]![0], pairs[i]![1], e, (e2) => step(i + 1, e2));
+    step(0, env);
   }
 
   /** Unifies a pattern with a planned value: binds its unbound variables, checks the rest. */
