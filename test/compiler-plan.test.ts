@@ -103,3 +103,8 @@ t.test('a package entrypoint builds the package document', async (t) => {
   t.same(policy.funcs.map((f) => f.name).sort(), ['data.t.a', 'data.t.b'], 'functions are not part of the document');
   t.ok(ops(policy.plans[0]!.blocks).includes('MakeObject'));
 });
+
+t.test('number literals become valid JSON constants', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\np := [.5, -.25, 1e3]\n' }, ['t/p']);
+  t.ok(policy.consts.includes('[0.5,-0.25,1e3]'), policy.consts.join(' '));
+});

@@ -32,6 +32,11 @@ const CONFLICT = {
   function: 'functions must not produce multiple outputs for same inputs',
 };
 
+/** Rego accepts `.5`; JSON (the constant table's format) needs the leading zero. */
+function jsonNumber(text: string): string {
+  return text.replace(/^(-?)\./, '$10.');
+}
+
 /** JSON text of a ground term, or undefined when it is not plain JSON (vars, sets, non-string keys). */
 function groundJson(term: Term): string | undefined {
   switch (term.type) {
@@ -40,7 +45,7 @@ function groundJson(term: Term): string | undefined {
     case 'boolean':
       return term.value ? 'true' : 'false';
     case 'number':
-      return term.value;
+      return jsonNumber(term.value);
     case 'string':
       return JSON.stringify(term.value);
     case 'array': {
