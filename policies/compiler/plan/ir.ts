@@ -15,6 +15,7 @@
  *   `AssignOnce`'s target, and the arguments of a `Call` to a planned function (a function in
  *   `Policy.funcs`): those are passed as they are, because rules are evaluated even when no
  *   input was given (the input parameter is then undefined).
+ * - A statement that fails leaves its target local undefined (Dot, Len, Call).
  */
 
 export type Local = number;
@@ -49,7 +50,7 @@ export type Stmt =
    * For every element of source (array: index → item; object: key → value, in key order;
    * set: element → element, in element order): assign key and value locals and run `block`.
    * A failure inside `block` only ends that iteration. Scanning a scalar runs nothing.
-   * The statement itself never fails.
+   * The statement fails only when source is undefined.
    */
   | { op: 'Scan'; source: Local; key: Local; value: Local; block: Block }
   /** Run `block`; the statement fails if the block completes, succeeds if the block fails. */

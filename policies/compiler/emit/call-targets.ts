@@ -1,0 +1,74 @@
+import { BUILTINS, nativeExportName } from '../builtins.ts';
+import { CompileError } from '../errors.ts';
+import type { CallTarget } from './function-body.ts';
+import { i32, type RuntimeModule } from './runtime-module.ts';
+
+/** The Wasm function of a planned IR function. */
+export interface PlannedFunction {
+  wasmName: string;
+  params: number;
+}
+
+/** OPA's host builtin imports go up to `opa_builtin4`. */
+const MAX_HOST_ARITY = 4;
+
+/**
+ * Resolves the `func` of Call statements: planned functions first, then builtins, native ones as
+ * runtime exports and host ones through `env.opa_builtinN` with ids numbered in order of first
+ * use (the ids `builtins()` reports to the SDK).
+ */
+export class CallTargets {
+  private readonly hostIds = new Map<string, number>();
+
+  constructor(
+    private readonly runtime: RuntimeModule,
+    private readonly planned: ReadonlyMap<string, PlannedFunction>,
+  ) {}
+
+  target(func: string, argCount: number, origin: string): CallTarget {
+    const m = this.runtime.module;
+    const planned = this.planned.get(func);
+    if (planned) {
+      this.checkArity(func, planned.params, argCount, origin);
+      // Input and data may be undefined (no input given): the function is still called.
+      return { unguardedArgs: 2, call: (args) => m.call(planned.wasmName, args, i32) };
+    }
+    const spec = BUILTINS[func];
+    if (!spec) throw new CompileError('emit', `${origin}: call of unknown function ${func}`);
+    this.checkArity(func, spec.arity, argCount, origin);
+    if (spec.impl === 'native') {
+      const exportName = nativeExportName(func);
+      if (this.runtime.findExportedFunction(exportName) === undefined) {
+        throw new CompileError('emit', `${origin}: builtin ${func} is missing from the runtime (no export ${exportName})`);
+      }
+      const name = this.runtime.exportedFunction(exportName, spec.arity, true);
+      return { unguardedArgs: 0, call: (args) => m.call(name, args, i32) };
+    }
+    if (spec.arity > MAX_HOST_ARITY) {
+      throw new CompileError('emit', `${origin}: host builtin ${func} takes more than ${MAX_HOST_ARITY} arguments`);
+    }
+    let id = this.hostIds.get(func);
+    if (id === undefined) {
+      id = this.hostIds.size;
+      this.hostIds.set(func, id);
+    }
+    const builtinId = id;
+    const name = this.runtime.envImport(`opa_builtin${spec.arity}`, spec.arity + 2, true);
+    // The second argument is OPA's reserved evaluation context, always 0.
+    return {
+      unguardedArgs: 0,
+      call: (args) => m.call(name, [m.i32.const(builtinId), m.i32.const(0), ...args], i32),
+    };
+  }
+
+  /** `{name: id}` of the host builtins the calls resolved so far. */
+  hostBuiltins(): Record<string, number> {
+    return Object.fromEntries(this.hostIds);
+  }
+
+  private checkArity(func: string, expected: number, actual: number, origin: string): void {
+    if (expected !== actual) {
+      throw new CompileError('emit', `${origin}: ${func} takes ${expected} arguments, called with ${actual}`);
+    }
+  }
+}
