@@ -1,0 +1,36 @@
+// array.concat and array.slice.
+
+import {
+  Value, UNDEFINED, TYPE_NUMBER, NUMBER_INT,
+  typeOf, isArray, numberKind, numberIntOf, newArray, arrayLength, arrayGet, arrayAppend,
+} from "../value";
+
+export function bi_array_concat(a: Value, b: Value): Value {
+  if (!isArray(a) || !isArray(b)) return UNDEFINED;
+  const na = arrayLength(a);
+  const nb = arrayLength(b);
+  const result = newArray(na + nb);
+  for (let i = 0; i < na; i++) arrayAppend(result, arrayGet(a, i));
+  for (let i = 0; i < nb; i++) arrayAppend(result, arrayGet(b, i));
+  return result;
+}
+
+/**
+ * Elements [start, stop), with both indexes clamped into the array (so an out-of-range slice is
+ * empty, never undefined); the indexes must be integers.
+ */
+export function bi_array_slice(array: Value, start: Value, stop: Value): Value {
+  if (!isArray(array)) return UNDEFINED;
+  if (typeOf(start) != TYPE_NUMBER || numberKind(start) != NUMBER_INT) return UNDEFINED;
+  if (typeOf(stop) != TYPE_NUMBER || numberKind(stop) != NUMBER_INT) return UNDEFINED;
+  const n = <i64>arrayLength(array);
+  let to = numberIntOf(stop);
+  if (to < 0) to = 0;
+  else if (to > n) to = n;
+  let from = numberIntOf(start);
+  if (from < 0) from = 0;
+  else if (from > to) from = to;
+  const result = newArray(<i32>(to - from));
+  for (let i = <i32>from; i < <i32>to; i++) arrayAppend(result, arrayGet(array, i));
+  return result;
+}

@@ -1,0 +1,162 @@
+// JSON text as Go's json.Marshal writes OPA's JSON form of a value, for json.marshal: compact,
+// sets as arrays, object keys sorted as strings, HTML-sensitive characters (<, >, &) and
+// U+2028/U+2029 escaped, invalid UTF-8 written as \ufffd. A key that is not a string becomes
+// the string of its own JSON text, as OPA converts it before marshalling.
+
+import { alloc } from "../heap";
+import {
+  Value, TYPE_NULL, TYPE_BOOLEAN, TYPE_NUMBER, TYPE_STRING, TYPE_OBJECT,
+  typeOf, booleanOf, stringData, stringLength, collectionLength, collectionItems,
+  objectKeyAt, objectValueAt, compareBytes, writeNumber,
+} from "../value";
+import { TextBuffer } from "./text-buffer";
+import { decodeRune, runeSize, RUNE_ERROR } from "./utf8";
+
+const HEX = memory.data<u8>([
+  0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66,
+]);
+
+function appendUnicodeEscape(out: TextBuffer, code: i32): void {
+  out.ascii("\\u");
+  for (let shift = 12; shift >= 0; shift -= 4) out.byte(<i32>load<u8>(HEX + <usize>((code >> shift) & 15)));
+}
+
+/** Go's encoding/json appendString with HTML escaping. */
+function appendJSONString(out: TextBuffer, data: usize, len: i32): void {
+  const end = data + <usize>len;
+  out.byte(0x22);
+  let run = data;
+  let p = data;
+  while (p < end) {
+    const b = <i32>load<u8>(p);
+    if (b < 0x80) {
+      if (b >= 0x20 && b != 0x22 && b != 0x5c && b != 0x3c && b != 0x3e && b != 0x26) {
+        p++;
+        continue;
+      }
+      out.bytes(run, <i32>(p - run));
+      if (b == 0x22 || b == 0x5c) {
+        out.byte(0x5c);
+        out.byte(b);
+      } else if (b == 0x08) out.ascii("\\b");
+      else if (b == 0x0c) out.ascii("\\f");
+      else if (b == 0x0a) out.ascii("\\n");
+      else if (b == 0x0d) out.ascii("\\r");
+      else if (b == 0x09) out.ascii("\\t");
+      else appendUnicodeEscape(out, b);
+      p++;
+      run = p;
+      continue;
+    }
+    const r = decodeRune(p, end);
+    const size = runeSize;
+    if ((r == RUNE_ERROR && size == 1) || r == 0x2028 || r == 0x2029) {
+      out.bytes(run, <i32>(p - run));
+      appendUnicodeEscape(out, r);
+      p += <usize>size;
+      run = p;
+      continue;
+    }
+    p += <usize>size;
+  }
+  out.bytes(run, <i32>(p - run));
+  out.byte(0x22);
+}
+
+function hasOnlyStringKeys(object: Value): bool {
+  const n = collectionLength(object);
+  for (let i = 0; i < n; i++) if (typeOf(objectKeyAt(object, i)) != TYPE_STRING) return false;
+  return true;
+}
+
+// An object whose keys are not all strings: each key's JSON text is its name. Entries are 12
+// bytes: the name's bytes, their length, and the entry's index in the object.
+function appendObjectWithKeyTexts(out: TextBuffer, object: Value): void {
+  const n = collectionLength(object);
+  const entries = alloc(<usize>n * 12);
+  for (let i = 0; i < n; i++) {
+    const key = objectKeyAt(object, i);
+    let name: usize;
+    let nameLength: i32;
+    if (typeOf(key) == TYPE_STRING) {
+      name = stringData(key);
+      nameLength = stringLength(key);
+    } else {
+      // Its own buffer: the key may hold objects that need key texts of their own.
+      const text = TextBuffer.onHeap(32);
+      appendGoJSON(text, key);
+      name = text.data;
+      nameLength = text.len;
+    }
+    // Insertion sort by name, stable, so that equal names keep the object's order.
+    let j = i;
+    while (j > 0) {
+      const prev = entries + <usize>(j - 1) * 12;
+      if (compareBytes(load<usize>(prev), load<i32>(prev, 4), name, nameLength) <= 0) break;
+      memory.copy(prev + 12, prev, 12);
+      j--;
+    }
+    const at = entries + <usize>j * 12;
+    store<usize>(at, name);
+    store<i32>(at, nameLength, 4);
+    store<i32>(at, i, 8);
+  }
+  out.byte(0x7b);
+  let written = 0;
+  for (let i = 0; i < n; i++) {
+    const at = entries + <usize>i * 12;
+    // Keys with the same name are one key of a Go map, holding the later value.
+    if (i + 1 < n) {
+      const next = at + 12;
+      if (compareBytes(load<usize>(at), load<i32>(at, 4), load<usize>(next), load<i32>(next, 4)) == 0) continue;
+    }
+    if (written++ > 0) out.byte(0x2c);
+    appendJSONString(out, load<usize>(at), load<i32>(at, 4));
+    out.byte(0x3a);
+    appendGoJSON(out, objectValueAt(object, load<i32>(at, 8)));
+  }
+  out.byte(0x7d);
+}
+
+export function appendGoJSON(out: TextBuffer, v: Value): void {
+  switch (typeOf(v)) {
+    case TYPE_NULL:
+      out.ascii("null");
+      return;
+    case TYPE_BOOLEAN:
+      out.ascii(booleanOf(v) ? "true" : "false");
+      return;
+    case TYPE_NUMBER:
+      writeNumber(out, v);
+      return;
+    case TYPE_STRING:
+      appendJSONString(out, stringData(v), stringLength(v));
+      return;
+    case TYPE_OBJECT: {
+      if (!hasOnlyStringKeys(v)) {
+        appendObjectWithKeyTexts(out, v);
+        return;
+      }
+      const n = collectionLength(v);
+      out.byte(0x7b);
+      for (let i = 0; i < n; i++) {
+        if (i > 0) out.byte(0x2c);
+        const key = objectKeyAt(v, i);
+        appendJSONString(out, stringData(key), stringLength(key));
+        out.byte(0x3a);
+        appendGoJSON(out, objectValueAt(v, i));
+      }
+      out.byte(0x7d);
+      return;
+    }
+  }
+  // Arrays, and sets as arrays.
+  const n = collectionLength(v);
+  const items = collectionItems(v);
+  out.byte(0x5b);
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out.byte(0x2c);
+    appendGoJSON(out, load<Value>(items + (<usize>i << 2)));
+  }
+  out.byte(0x5d);
+}

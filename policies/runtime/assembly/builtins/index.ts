@@ -1,0 +1,16 @@
+// Every native builtin, exported from the runtime as `bi_<name with dots as _>`
+// (compiler/builtins.ts). Each file holds one family; add new files here.
+
+export * from "./operators";
+export * from "./membership";
+export * from "./upsert";
+export * from "./aggregates";
+export * from "./numbers";
+export * from "./strings";
+export * from "./trim";
+export * from "./sprintf";
+export * from "./objects";
+export * from "./arrays";
+export * from "./sets";
+export * from "./types";
+export * from "./encoding";

@@ -1,0 +1,79 @@
+// Number builtins: abs, round, ceil, floor, numbers.range, to_number, format_int.
+
+import { ByteBuffer } from "../buffer";
+import {
+  Value, UNDEFINED, TYPE_NULL, TYPE_BOOLEAN, TYPE_NUMBER, TYPE_STRING, NUMBER_BIG, NumberValue,
+  typeOf, isNumber, booleanOf, intValue, stringValue, stringData, stringLength, newArray, arrayAppend,
+  numberAbs, numberRound, numberCeil, numberFloor, numberIsI64, numberToI64, numberToF64, parseNumberText,
+} from "../value";
+
+export function bi_abs(v: Value): Value {
+  return isNumber(v) ? numberAbs(v) : UNDEFINED;
+}
+
+export function bi_round(v: Value): Value {
+  return isNumber(v) ? numberRound(v) : UNDEFINED;
+}
+
+export function bi_ceil(v: Value): Value {
+  return isNumber(v) ? numberCeil(v) : UNDEFINED;
+}
+
+export function bi_floor(v: Value): Value {
+  return isNumber(v) ? numberFloor(v) : UNDEFINED;
+}
+
+/** The integers from a to b inclusive, descending when b < a; both must be integers. */
+export function bi_numbers_range(a: Value, b: Value): Value {
+  if (!isNumber(a) || !isNumber(b) || !numberIsI64(a) || !numberIsI64(b)) return UNDEFINED;
+  const from = numberToI64(a);
+  const to = numberToI64(b);
+  const span = from <= to ? to - from : from - to;
+  // Spans beyond this could not be held in memory anyway (and would overflow the count).
+  if (<u64>span >= 0x10000000) return UNDEFINED;
+  const n = <i32>span + 1;
+  const step: i64 = from <= to ? 1 : -1;
+  const result = newArray(n);
+  let x = from;
+  for (let i = 0; i < n; i++) {
+    arrayAppend(result, intValue(x));
+    x += step;
+  }
+  return result;
+}
+
+export function bi_to_number(v: Value): Value {
+  switch (typeOf(v)) {
+    case TYPE_NULL: return intValue(0);
+    case TYPE_BOOLEAN: return intValue(booleanOf(v) ? 1 : 0);
+    case TYPE_NUMBER: return v;
+    case TYPE_STRING: return parseNumberText(stringData(v), stringLength(v));
+  }
+  return UNDEFINED;
+}
+
+const DIGITS = memory.data<u8>([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]);
+
+/** The number, truncated toward zero, in base 2, 8, 10 or 16 (lowercase digits). */
+export function bi_format_int(v: Value, base: Value): Value {
+  if (!isNumber(v) || !isNumber(base) || !numberIsI64(base)) return UNDEFINED;
+  const radix = numberToI64(base);
+  if (radix != 2 && radix != 8 && radix != 10 && radix != 16) return UNDEFINED;
+  const n = changetype<NumberValue>(v);
+  if (n.kind == NUMBER_BIG) return radix == 10 ? stringValue(n.text, n.textLen) : UNDEFINED;
+  const f = numberToF64(v);
+  if (!numberIsI64(v) && !(Math.abs(f) < 9223372036854775808.0)) return UNDEFINED;
+  const i = numberIsI64(v) ? numberToI64(v) : <i64>Math.trunc(f);
+  // The magnitude as u64 also covers i64.MIN_VALUE.
+  let m: u64 = i < 0 ? <u64>(-i) : <u64>i;
+  const out = ByteBuffer.create(65);
+  const end = out.data + 65;
+  let p = end;
+  do {
+    p--;
+    store<u8>(p, load<u8>(DIGITS + <usize>(m % <u64>radix)));
+    m /= <u64>radix;
+  } while (m);
+  if (i < 0) store<u8>(--p, 0x2d);
+  return stringValue(p, <i32>(end - p));
+}

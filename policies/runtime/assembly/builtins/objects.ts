@@ -1,0 +1,106 @@
+// object.get, object.keys, object.union, object.remove.
+
+import {
+  Value, UNDEFINED, TYPE_ARRAY, TYPE_OBJECT, TYPE_SET, TYPE_NUMBER, NUMBER_INT,
+  typeOf, isObject, isArray, numberKind, numberIntOf, compareValues,
+  arrayLength, arrayGet, newObject, objectLength, objectKeyAt, objectValueAt, objectGet, objectInsert,
+  newSet, setAdd, setContains,
+} from "../value";
+
+/** One step of a path: an object's value, an array's element, or a set's member itself. */
+function step(v: Value, key: Value): Value {
+  switch (typeOf(v)) {
+    case TYPE_OBJECT:
+      return objectGet(v, key);
+    case TYPE_ARRAY: {
+      // As OPA's Array.Find: the index must be an integer number within bounds.
+      if (typeOf(key) != TYPE_NUMBER || numberKind(key) != NUMBER_INT) return UNDEFINED;
+      const i = numberIntOf(key);
+      return i >= 0 && i < <i64>arrayLength(v) ? arrayGet(v, <i32>i) : UNDEFINED;
+    }
+    case TYPE_SET:
+      return setContains(v, key) ? key : UNDEFINED;
+  }
+  return UNDEFINED;
+}
+
+/**
+ * object[key], or the fallback when absent. An array key is a path walked through nested
+ * objects, arrays and sets; the empty path gives the object itself.
+ */
+export function bi_object_get(object: Value, key: Value, fallback: Value): Value {
+  if (!isObject(object) || !key || !fallback) return UNDEFINED;
+  if (!isArray(key)) {
+    const v = objectGet(object, key);
+    return v ? v : fallback;
+  }
+  let current = object;
+  const n = arrayLength(key);
+  for (let i = 0; i < n; i++) {
+    current = step(current, arrayGet(key, i));
+    if (!current) return fallback;
+  }
+  return current;
+}
+
+export function bi_object_keys(object: Value): Value {
+  if (!isObject(object)) return UNDEFINED;
+  const n = objectLength(object);
+  const keys = newSet(n);
+  // Keys are in value order already, so each one is appended.
+  for (let i = 0; i < n; i++) setAdd(keys, objectKeyAt(object, i));
+  return keys;
+}
+
+/** a and b merged: b's value wins, except that two objects under one key are merged in turn. */
+function merge(a: Value, b: Value): Value {
+  const na = objectLength(a);
+  const nb = objectLength(b);
+  const result = newObject(na + nb);
+  let i = 0;
+  let j = 0;
+  while (i < na && j < nb) {
+    const ka = objectKeyAt(a, i);
+    const kb = objectKeyAt(b, j);
+    const c = compareValues(ka, kb);
+    if (c < 0) {
+      objectInsert(result, ka, objectValueAt(a, i++));
+    } else if (c > 0) {
+      objectInsert(result, kb, objectValueAt(b, j++));
+    } else {
+      const va = objectValueAt(a, i++);
+      const vb = objectValueAt(b, j++);
+      objectInsert(result, ka, isObject(va) && isObject(vb) ? merge(va, vb) : vb);
+    }
+  }
+  for (; i < na; i++) objectInsert(result, objectKeyAt(a, i), objectValueAt(a, i));
+  for (; j < nb; j++) objectInsert(result, objectKeyAt(b, j), objectValueAt(b, j));
+  return result;
+}
+
+export function bi_object_union(a: Value, b: Value): Value {
+  if (!isObject(a) || !isObject(b)) return UNDEFINED;
+  return merge(a, b);
+}
+
+/** The object without the given keys, which come as an array, a set, or an object's keys. */
+export function bi_object_remove(object: Value, keys: Value): Value {
+  if (!isObject(object)) return UNDEFINED;
+  const keysTag = typeOf(keys);
+  let removed = keys;
+  if (keysTag == TYPE_ARRAY) {
+    const k = arrayLength(keys);
+    removed = newSet(k);
+    for (let i = 0; i < k; i++) setAdd(removed, arrayGet(keys, i));
+  } else if (keysTag != TYPE_SET && keysTag != TYPE_OBJECT) {
+    return UNDEFINED;
+  }
+  const n = objectLength(object);
+  const result = newObject(n);
+  for (let i = 0; i < n; i++) {
+    const key = objectKeyAt(object, i);
+    const gone = keysTag == TYPE_OBJECT ? objectGet(removed, key) != UNDEFINED : setContains(removed, key);
+    if (!gone) objectInsert(result, key, objectValueAt(object, i));
+  }
+  return result;
+}

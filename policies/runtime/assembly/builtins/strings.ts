@@ -1,0 +1,164 @@
+// String builtins: concat, split, replace, startswith, endswith, contains, indexof, substring.
+// Positions that Rego exposes (indexof, substring) count code points, as OPA does; results that
+// are pieces of an operand share its bytes instead of copying them.
+
+import { alloc } from "../heap";
+import {
+  Value, UNDEFINED, TYPE_ARRAY, TYPE_SET, TYPE_NUMBER, NUMBER_INT,
+  typeOf, isString, stringValue, stringData, stringLength, booleanValue, intValue,
+  numberKind, numberIntOf, newArray, arrayAppend, collectionLength, collectionItems,
+} from "../value";
+import { emptyString, hasPrefix, hasSuffix, indexOfBytes, substringOf } from "./string-search";
+import { output } from "./text-buffer";
+import { byteOffsetOfRune, decodeRune, runeCount, runeSize } from "./utf8";
+
+/** An integer operand as OPA's IntOperand takes it: written (or computed) as an integer. */
+// @ts-ignore: decorator
+@inline
+function isIntOperand(v: Value): bool {
+  return typeOf(v) == TYPE_NUMBER && numberKind(v) == NUMBER_INT;
+}
+
+/** The strings of an array or set joined with the delimiter; undefined if any is not a string. */
+export function bi_concat(delimiter: Value, collection: Value): Value {
+  const tag = typeOf(collection);
+  if (!isString(delimiter) || (tag != TYPE_ARRAY && tag != TYPE_SET)) return UNDEFINED;
+  const n = collectionLength(collection);
+  const items = collectionItems(collection);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const s = load<Value>(items + (<usize>i << 2));
+    if (!isString(s)) return UNDEFINED;
+    total += stringLength(s);
+  }
+  if (n == 0) return emptyString();
+  if (n == 1) return load<Value>(items);
+  const delimiterData = stringData(delimiter);
+  const delimiterLength = stringLength(delimiter);
+  total += delimiterLength * (n - 1);
+  const data = alloc(<usize>total);
+  let at = data;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) {
+      memory.copy(at, delimiterData, <usize>delimiterLength);
+      at += <usize>delimiterLength;
+    }
+    const s = load<Value>(items + (<usize>i << 2));
+    const len = stringLength(s);
+    memory.copy(at, stringData(s), <usize>len);
+    at += <usize>len;
+  }
+  return stringValue(data, total);
+}
+
+/**
+ * The pieces between occurrences of the delimiter (Go's strings.Split). An empty delimiter splits
+ * into code points (an invalid byte is a piece of its own); text without the delimiter is the
+ * only piece.
+ */
+export function bi_split(s: Value, delimiter: Value): Value {
+  if (!isString(s) || !isString(delimiter)) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  const delimiterData = stringData(delimiter);
+  const delimiterLength = stringLength(delimiter);
+  if (delimiterLength == 0) {
+    const result = newArray(runeCount(data, len));
+    const end = data + <usize>len;
+    for (let p = data; p < end; p += <usize>runeSize) {
+      decodeRune(p, end);
+      arrayAppend(result, stringValue(p, runeSize));
+    }
+    return result;
+  }
+  let count = 0;
+  for (let i = indexOfBytes(data, len, delimiterData, delimiterLength, 0); i >= 0; count++) {
+    i = indexOfBytes(data, len, delimiterData, delimiterLength, i + delimiterLength);
+  }
+  const result = newArray(count + 1);
+  let from = 0;
+  for (let k = 0; k < count; k++) {
+    const at = indexOfBytes(data, len, delimiterData, delimiterLength, from);
+    arrayAppend(result, substringOf(s, data, len, from, at));
+    from = at + delimiterLength;
+  }
+  arrayAppend(result, substringOf(s, data, len, from, len));
+  return result;
+}
+
+/**
+ * Every non-overlapping occurrence of `old` replaced, left to right. An empty `old` matches
+ * before every code point and at the end.
+ */
+export function bi_replace(s: Value, old: Value, replacement: Value): Value {
+  if (!isString(s) || !isString(old) || !isString(replacement)) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  const oldData = stringData(old);
+  const oldLength = stringLength(old);
+  const newData = stringData(replacement);
+  const newLength = stringLength(replacement);
+  output.begin();
+  if (oldLength == 0) {
+    const end = data + <usize>len;
+    for (let p = data; p < end; p += <usize>runeSize) {
+      output.bytes(newData, newLength);
+      decodeRune(p, end);
+      output.bytes(p, runeSize);
+    }
+    output.bytes(newData, newLength);
+    return output.toStringCopy();
+  }
+  let at = indexOfBytes(data, len, oldData, oldLength, 0);
+  if (at < 0) return s;
+  let from = 0;
+  while (at >= 0) {
+    output.bytes(data + <usize>from, at - from);
+    output.bytes(newData, newLength);
+    from = at + oldLength;
+    at = indexOfBytes(data, len, oldData, oldLength, from);
+  }
+  output.bytes(data + <usize>from, len - from);
+  return output.toStringCopy();
+}
+
+export function bi_startswith(s: Value, prefix: Value): Value {
+  if (!isString(s) || !isString(prefix)) return UNDEFINED;
+  return booleanValue(hasPrefix(stringData(s), stringLength(s), stringData(prefix), stringLength(prefix)));
+}
+
+export function bi_endswith(s: Value, suffix: Value): Value {
+  if (!isString(s) || !isString(suffix)) return UNDEFINED;
+  return booleanValue(hasSuffix(stringData(s), stringLength(s), stringData(suffix), stringLength(suffix)));
+}
+
+export function bi_contains(s: Value, part: Value): Value {
+  if (!isString(s) || !isString(part)) return UNDEFINED;
+  return booleanValue(indexOfBytes(stringData(s), stringLength(s), stringData(part), stringLength(part), 0) >= 0);
+}
+
+/** Code point index of the first occurrence, or -1; undefined for an empty search string. */
+export function bi_indexof(s: Value, search: Value): Value {
+  if (!isString(s) || !isString(search) || stringLength(search) == 0) return UNDEFINED;
+  const data = stringData(s);
+  const at = indexOfBytes(data, stringLength(s), stringData(search), stringLength(search), 0);
+  return intValue(at < 0 ? -1 : runeCount(data, at));
+}
+
+/**
+ * `length` code points from code point `start` (to the end when `length` is negative); empty
+ * past the end, undefined for a negative start or non-integer positions.
+ */
+export function bi_substring(s: Value, start: Value, length: Value): Value {
+  if (!isString(s) || !isIntOperand(start) || !isIntOperand(length)) return UNDEFINED;
+  const first = numberIntOf(start);
+  const count = numberIntOf(length);
+  if (first < 0) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  // No string has more code points than bytes, so clamping to the byte length loses nothing.
+  const from = byteOffsetOfRune(data, len, <i32>min(first, <i64>len));
+  if (from == len) return emptyString();
+  const to = count < 0 ? len : from + byteOffsetOfRune(data + <usize>from, len - from, <i32>min(count, <i64>len));
+  return substringOf(s, data, len, from, to);
+}

@@ -1,0 +1,95 @@
+import { ByteBuffer, Value, stringCopy } from "../value";
+import { encodeRune } from "./utf8";
+
+/** Bytes a static buffer holds before it moves to the heap. */
+const INLINE_CAP: i32 = 1024;
+
+/**
+ * A ByteBuffer that lives in static memory, followed by its own inline block, for the text a
+ * builtin builds on the way to its result. Short text never touches the heap; longer text grows
+ * onto it like any ByteBuffer. The host resets the heap between evaluations, so `begin()` starts
+ * every use afresh on the inline block instead of keeping a heap block from an earlier call.
+ */
+// @ts-ignore: decorator
+@unmanaged
+export class TextBuffer extends ByteBuffer {
+  /** A buffer wholly on the heap, for text that must outlive the next use of a static one. */
+  static onHeap(capacity: i32): TextBuffer {
+    // TextBuffer adds methods but no fields, so any ByteBuffer is one; never `begin()` it.
+    return changetype<TextBuffer>(ByteBuffer.create(capacity));
+  }
+
+  /** Starts a fresh, empty use of a static buffer. */
+  begin(): void {
+    this.data = changetype<usize>(this) + offsetof<TextBuffer>();
+    this.cap = INLINE_CAP;
+    this.len = 0;
+  }
+
+  byte(c: i32): void {
+    this.writeByte(<u8>c);
+  }
+
+  bytes(src: usize, n: i32): void {
+    if (n > 0) this.writeBytes(src, n);
+  }
+
+  repeat(c: i32, n: i32): void {
+    if (n <= 0) return;
+    memory.fill(this.reserve(n), <u8>c, <usize>n);
+    this.len += n;
+  }
+
+  ascii(s: string): void {
+    this.writeAscii(s);
+  }
+
+  rune(r: i32): void {
+    const at = this.reserve(4);
+    this.len += encodeRune(at, r);
+  }
+
+  decimal(v: i64): void {
+    if (v < 0) {
+      this.byte(0x2d);
+      this.unsignedDecimal(<u64>0 - <u64>v);
+    } else {
+      this.unsignedDecimal(<u64>v);
+    }
+  }
+
+  unsignedDecimal(v: u64): void {
+    let digits = 1;
+    for (let t = v; t >= 10; t /= 10) digits++;
+    const at = this.reserve(digits);
+    for (let i = digits - 1; i >= 0; i--) {
+      store<u8>(at + <usize>i, <u8>(0x30 + <i32>(v % 10)));
+      v /= 10;
+    }
+    this.len += digits;
+  }
+
+  /** Shortens the text to `len` bytes. */
+  truncate(len: i32): void {
+    this.len = len;
+  }
+
+  /** A string value holding a heap copy of the text. */
+  toStringCopy(): Value {
+    return stringCopy(this.data, this.len);
+  }
+}
+
+const BUFFER_SIZE: i32 = <i32>offsetof<TextBuffer>() + INLINE_CAP;
+
+/** The text of a builtin's result. */
+export const output = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));
+
+/** Intermediate text: the Rego text of sprintf operands. */
+export const scratch = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));
+
+/** One formatted piece (a number, a quoted string) until it is padded into place. */
+export const piece = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));
+
+/** Fixed-size records, e.g. sprintf's operand table. */
+export const records = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));

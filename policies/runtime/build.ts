@@ -1,0 +1,110 @@
+/**
+ * Builds the policy runtime: the AssemblyScript sources in `assembly/` compiled once to
+ * `build/runtime.wasm`, which the emitter links every policy against. The build is skipped while
+ * the sources (and the compiler and its flags) hash to the value recorded beside the module.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import asc from 'assemblyscript/asc';
+
+const runtimeDir = dirname(fileURLToPath(import.meta.url));
+const sourceDir = join(runtimeDir, 'assembly');
+
+export const RUNTIME_WASM_PATH = join(runtimeDir, 'build', 'runtime.wasm');
+const hashPath = `${RUNTIME_WASM_PATH}.sha256`;
+
+/**
+ * Compiler flags. AssemblyScript's runtime is replaced by a bump allocator over the OPA heap
+ * (rt/bump-runtime.ts) in the memory the host provides, and its `abort` by one that calls
+ * `opa_abort`. No debug names: the module carries nothing the policies do not need.
+ */
+const COMPILER_FLAGS = [
+  'index.ts',
+  '--runtime', 'rt/bump-runtime',
+  '--importMemory',
+  '--use', 'abort=abort/runtimeAbort',
+  '--noAssert',
+  '-O3',
+];
+
+let pending: Promise<Uint8Array<ArrayBuffer>> | undefined;
+
+/** The compiled runtime module, compiling it first if it is missing or stale. */
+export function ensureRuntime(): Promise<Uint8Array<ArrayBuffer>> {
+  pending ??= loadOrCompile().finally(() => {
+    pending = undefined;
+  });
+  return pending;
+}
+
+async function loadOrCompile(): Promise<Uint8Array<ArrayBuffer>> {
+  const hash = await sourceHash();
+  const [recorded, existing] = await Promise.all([
+    readFile(hashPath, 'utf8').catch(() => undefined),
+    readFile(RUNTIME_WASM_PATH).catch(() => undefined),
+  ]);
+  if (existing !== undefined && recorded?.trim() === hash) return new Uint8Array(existing);
+
+  const started = performance.now();
+  const binary = await compile();
+  await writeAtomically(RUNTIME_WASM_PATH, binary);
+  await writeAtomically(hashPath, `${hash}\n`);
+  const ms = Math.round(performance.now() - started);
+  process.stderr.write(`gatehouse: compiled policy runtime (${binary.length} bytes) in ${ms} ms\n`);
+  return binary;
+}
+
+async function compile(): Promise<Uint8Array<ArrayBuffer>> {
+  let binary: Uint8Array<ArrayBuffer> | undefined;
+  const stderr = asc.createMemoryStream();
+  const { error } = await asc.main(
+    [...COMPILER_FLAGS, '--baseDir', sourceDir, '--outFile', 'runtime.wasm'],
+    {
+      stdout: asc.createMemoryStream(),
+      stderr,
+      writeFile: (name, contents) => {
+        if (name.endsWith('.wasm') && typeof contents !== 'string') binary = new Uint8Array(contents);
+      },
+    },
+  );
+  if (error) throw new Error(`policy runtime failed to compile: ${error.message}\n${stderr.toString()}`);
+  if (!binary) throw new Error('policy runtime compiled to nothing');
+  return binary;
+}
+
+/** Hash of every source file (path and content), the compiler version and the flags. */
+async function sourceHash(): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(`assemblyscript ${asc.version}\n${COMPILER_FLAGS.join(' ')}\n`);
+  for (const file of await listSources(sourceDir)) {
+    hash.update(`${relative(sourceDir, file)}\n`);
+    hash.update(await readFile(file));
+  }
+  return hash.digest('hex');
+}
+
+async function listSources(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await listSources(path)));
+    else if (entry.name.endsWith('.ts')) files.push(path);
+  }
+  return files;
+}
+
+/** Writes through a temporary file and a rename, so readers never see a partial file. */
+async function writeAtomically(path: string, contents: Uint8Array | string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    await writeFile(temporary, contents);
+    await rename(temporary, path);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,427 @@
+import t from 'tap';
+import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
+import { ensureRuntime } from '../policies/runtime/build.ts';
+
+// The string, collection, type and encoding builtins of the policy runtime, called directly as
+// Wasm exports. Expected results are what OPA 1.x (Go topdown) returns; undefined stands for
+// OPA's type errors, as the runtime does not use strict builtin errors.
+
+type Exports = Record<string, (...args: number[]) => number>;
+
+/** An operand: JSON text, or a value already in the runtime (e.g. a set). */
+type Operand = string | number;
+
+// A copy typed over a plain ArrayBuffer, as WebAssembly.compile requires.
+const compiled = await WebAssembly.compile(new Uint8Array(await ensureRuntime()));
+const memory = new WebAssembly.Memory({ initial: 5 });
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function cString(ptr: number): string {
+  const bytes = new Uint8Array(memory.buffer);
+  let end = ptr;
+  while (bytes[end] !== 0) end++;
+  return decoder.decode(bytes.subarray(ptr, end));
+}
+
+const instance = await WebAssembly.instantiate(compiled, {
+  env: {
+    memory,
+    opa_abort: (ptr: number) => {
+      throw new Error(cString(ptr));
+    },
+    opa_println: () => {},
+  },
+  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0 },
+});
+const x = instance.exports as unknown as Exports;
+
+/** Parses JSON text into a value with opa_malloc and opa_json_parse. */
+function value(text: string): number {
+  const bytes = encoder.encode(text);
+  const ptr = x.opa_malloc!(bytes.length);
+  new Uint8Array(memory.buffer).set(bytes, ptr);
+  const v = x.opa_json_parse!(ptr, bytes.length);
+  if (v === 0) throw new Error(`not JSON: ${text}`);
+  return v;
+}
+
+/** A set holding the elements of a JSON array. */
+function set(elements: string): number {
+  const s = x.rt_make_set!();
+  const array = value(elements);
+  for (let i = 0; i < x.rt_iter_count!(array); i++) x.rt_set_add!(s, x.rt_iter_value!(array, i));
+  return s;
+}
+
+/** A set of sets, each given as a JSON array. */
+function setOfSets(...members: string[]): number {
+  const s = x.rt_make_set!();
+  for (const m of members) x.rt_set_add!(s, set(m));
+  return s;
+}
+
+function dump(v: number): string | undefined {
+  return v === 0 ? undefined : cString(x.opa_json_dump!(v));
+}
+
+/** Calls builtin `name` and returns the raw result value (0 for undefined). */
+function callValue(name: string, ...operands: Operand[]): number {
+  const fn = x[nativeExportName(name)];
+  if (!fn) throw new Error(`no export for ${name}`);
+  return fn(...operands.map((o) => (typeof o === 'number' ? o : value(o))));
+}
+
+/** Calls builtin `name`; the result as JSON text (sets as arrays), or undefined. */
+function call(name: string, ...operands: Operand[]): string | undefined {
+  return dump(callValue(name, ...operands));
+}
+
+/** Calls builtin `name`; the result decoded from JSON, or undefined. */
+function result(name: string, ...operands: Operand[]): unknown {
+  const text = call(name, ...operands);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+const json = (v: unknown): string => JSON.stringify(v);
+const isSet = (v: number): boolean => v !== 0 && x.rt_is_set!(v) === 1;
+
+const MINE = [
+  'concat', 'split', 'sprintf', 'trim', 'trim_space', 'trim_prefix', 'trim_suffix', 'trim_left',
+  'trim_right', 'replace', 'startswith', 'endswith', 'contains', 'indexof', 'substring',
+  'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
+  'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
+  'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
+  'base64.decode',
+];
+
+t.test('each of these builtins is native and exported with its arity', async (t) => {
+  const exported = new Set(WebAssembly.Module.exports(compiled).map((e) => e.name));
+  for (const name of MINE) {
+    t.equal(BUILTINS[name]?.impl, 'native', `${name} is native`);
+    t.ok(exported.has(nativeExportName(name)), `${name} is exported`);
+    t.equal(x[nativeExportName(name)]!.length, BUILTINS[name]!.arity, `${name} takes ${BUILTINS[name]!.arity}`);
+  }
+});
+
+t.test('concat', async (t) => {
+  t.equal(result('concat', json(', '), json(['a', 'b', 'c'])), 'a, b, c');
+  t.equal(result('concat', json('→'), json(['grüße', '日本', '😀'])), 'grüße→日本→😀');
+  t.equal(result('concat', json('-'), set(json(['b', 'a', 'c']))), 'a-b-c', 'a set joins in value order');
+  t.equal(result('concat', json('-'), json([])), '');
+  t.equal(result('concat', json('-'), json(['only'])), 'only');
+  t.equal(result('concat', json(''), json(['a', 'b'])), 'ab');
+  t.equal(call('concat', json('-'), json(['a', 1])), undefined, 'a non-string element');
+  t.equal(call('concat', json(1), json(['a'])), undefined);
+  t.equal(call('concat', json('-'), json('ab')), undefined);
+});
+
+t.test('split', async (t) => {
+  t.same(result('split', json('a,b,,c'), json(',')), ['a', 'b', '', 'c']);
+  t.same(result('split', json('héllo wörld'), json('ö')), ['héllo w', 'rld']);
+  t.same(result('split', json('a→b→c'), json('→')), ['a', 'b', 'c'], 'multi-byte delimiter');
+  t.same(result('split', json('héllo😀'), json('')), ['h', 'é', 'l', 'l', 'o', '😀'], 'empty delimiter: code points');
+  t.same(result('split', json(''), json('')), []);
+  t.same(result('split', json(''), json(',')), ['']);
+  t.same(result('split', json('abc'), json(',')), ['abc']);
+  t.same(result('split', json(',a,'), json(',')), ['', 'a', '']);
+  t.same(result('split', json('aaa'), json('aa')), ['', 'a'], 'non-overlapping matches');
+  t.equal(call('split', json(1), json(',')), undefined);
+  t.equal(call('split', json('a'), json(null)), undefined);
+});
+
+t.test('trim, trim_left, trim_right: cutsets are sets of code points', async (t) => {
+  t.equal(result('trim', json('  hello  '), json(' ')), 'hello');
+  t.equal(result('trim', json('xyhixy'), json('yx')), 'hi', 'any order, not a prefix');
+  t.equal(result('trim', json('ééhéllo!é'), json('é!')), 'héllo');
+  t.equal(result('trim', json('😀a😀'), json('😀')), 'a');
+  t.equal(result('trim', json('abc'), json('')), 'abc');
+  t.equal(result('trim', json('aaa'), json('a')), '');
+  t.equal(result('trim_left', json('ééhé'), json('é')), 'hé');
+  t.equal(result('trim_left', json('xxaxx'), json('x')), 'axx');
+  t.equal(result('trim_right', json('héllo!!'), json('!')), 'héllo');
+  t.equal(result('trim_right', json('xxaxx'), json('x')), 'xxa');
+  t.equal(result('trim_right', json('aöö'), json('ö')), 'a');
+  t.equal(call('trim', json(1), json(' ')), undefined);
+  t.equal(call('trim_left', json('a'), json(1)), undefined);
+  t.equal(call('trim_right', json(null), json('a')), undefined);
+});
+
+t.test('trim_prefix and trim_suffix', async (t) => {
+  t.equal(result('trim_prefix', json('héllo'), json('hé')), 'llo');
+  t.equal(result('trim_prefix', json('héllo'), json('llo')), 'héllo');
+  t.equal(result('trim_prefix', json('aaa'), json('a')), 'aa', 'once');
+  t.equal(result('trim_suffix', json('日本語'), json('語')), '日本');
+  t.equal(result('trim_suffix', json('héllo'), json('hé')), 'héllo');
+  t.equal(result('trim_suffix', json('x'), json('')), 'x');
+  t.equal(call('trim_prefix', json(1), json('a')), undefined);
+  t.equal(call('trim_suffix', json('a'), json([])), undefined);
+});
+
+t.test('trim_space removes Unicode white space', async (t) => {
+  t.equal(result('trim_space', json(' \t\n hi \r\n')), 'hi');
+  t.equal(result('trim_space', json('\u00a0\u3000héllo wörld\u2003\u0085')), 'héllo wörld');
+  t.equal(result('trim_space', json('\u200bx\u200b')), '\u200bx\u200b', 'a zero-width space is not white space');
+  t.equal(result('trim_space', json('   ')), '');
+  t.equal(call('trim_space', json(1)), undefined);
+});
+
+t.test('replace', async (t) => {
+  t.equal(result('replace', json('a.b.c'), json('.'), json('::')), 'a::b::c');
+  t.equal(result('replace', json('héllo héllo'), json('é'), json('e')), 'hello hello');
+  t.equal(result('replace', json('aaaa'), json('aa'), json('b')), 'bb', 'non-overlapping, left to right');
+  t.equal(result('replace', json('abc'), json('x'), json('y')), 'abc');
+  t.equal(result('replace', json('日本'), json(''), json('-')), '-日-本-', 'an empty pattern matches between code points');
+  t.equal(result('replace', json(''), json(''), json('-')), '-');
+  t.equal(call('replace', json('a'), json(1), json('b')), undefined);
+  t.equal(call('replace', json(1), json('a'), json('b')), undefined);
+  t.equal(call('replace', json('a'), json('a'), json(null)), undefined);
+});
+
+t.test('startswith, endswith, contains', async (t) => {
+  t.equal(result('startswith', json('héllo'), json('hé')), true);
+  t.equal(result('startswith', json('héllo'), json('e')), false);
+  t.equal(result('startswith', json('a'), json('')), true);
+  t.equal(result('endswith', json('日本語'), json('語')), true);
+  t.equal(result('endswith', json('日本語'), json('日')), false);
+  t.equal(result('endswith', json('a'), json('ab')), false);
+  t.equal(result('contains', json('wörld'), json('ör')), true);
+  t.equal(result('contains', json('wörld'), json('or')), false);
+  t.equal(result('contains', json(''), json('')), true);
+  t.equal(call('startswith', json(1), json('a')), undefined);
+  t.equal(call('endswith', json('a'), json(1)), undefined);
+  t.equal(call('contains', json(['a']), json('a')), undefined);
+});
+
+t.test('indexof counts code points', async (t) => {
+  t.equal(result('indexof', json('hello'), json('l')), 2);
+  t.equal(result('indexof', json('héllo'), json('l')), 2, 'é is one position');
+  t.equal(result('indexof', json('😀日本語'), json('本語')), 2);
+  t.equal(result('indexof', json('héllo'), json('z')), -1);
+  t.equal(result('indexof', json('héllo'), json('héllo!')), -1);
+  t.equal(call('indexof', json('héllo'), json('')), undefined, 'an empty search string is an error');
+  t.equal(call('indexof', json(1), json('a')), undefined);
+  t.equal(call('indexof', json('a'), json(1)), undefined);
+});
+
+t.test('substring counts code points', async (t) => {
+  t.equal(result('substring', json('hello world'), json(6), json(5)), 'world');
+  t.equal(result('substring', json('héllo wörld'), json(1), json(4)), 'éllo');
+  t.equal(result('substring', json('日本語です'), json(2), json(-1)), '語です', 'negative length: to the end');
+  t.equal(result('substring', json('日本語'), json(1), json(100)), '本語');
+  t.equal(result('substring', json('héllo'), json(5), json(2)), '');
+  t.equal(result('substring', json('héllo'), json(99), json(2)), '');
+  t.equal(result('substring', json('héllo'), json(0), json(0)), '');
+  t.equal(result('substring', json(''), json(0), json(3)), '');
+  t.equal(call('substring', json('héllo'), json(-1), json(2)), undefined, 'negative offset');
+  t.equal(call('substring', json('héllo'), '1.5', json(2)), undefined, 'not an integer');
+  t.equal(call('substring', json('héllo'), '1.0', json(2)), undefined, 'written as a float');
+  t.equal(call('substring', json(1), json(0), json(1)), undefined);
+});
+
+t.test('sprintf: strings and integers', async (t) => {
+  t.equal(result('sprintf', json('%s is %d years'), json(['Ann', 42])), 'Ann is 42 years');
+  t.equal(result('sprintf', json('%v|%5d|%-5d|%05d|%+d|% d'), json(['x', 42, 42, 42, 42, 42])), 'x|   42|42   |00042|+42| 42');
+  t.equal(result('sprintf', json('%x %X %#x %o %#o %O %b %#b'), json([255, 255, 255, 8, 8, 8, 5, 5])), 'ff FF 0xff 10 010 0o10 101 0b101');
+  t.equal(result('sprintf', json('%d %x'), '[-9223372036854775808, -255]'), '-9223372036854775808 -ff');
+  t.equal(result('sprintf', json('%.3d|%6.3d|%.0d|%08d'), json([7, 7, 0, -42])), '007|   007||-0000042');
+  t.equal(result('sprintf', json('%c%c %U %#U %q'), json([72, 0x1f600, 0x1f600, 0x41, 0xe9])), "H😀 U+1F600 U+0041 'A' 'é'");
+  t.equal(result('sprintf', json('%10s|%-7s|%.2s'), json(['héllo', '日本語', 'héllo'])), '     héllo|日本語    |hé', 'widths count code points');
+  t.equal(result('sprintf', json('%q %+q %#q'), json(['héllo\n', 'héllo', 'a`b'])), '"héllo\\n" "h\\u00e9llo" "a`b"');
+  t.equal(result('sprintf', json('%q'), json(['\u00a0\u200b\u007f\u0001'])), '"\\u00a0\\u200b\\x7f\\x01"', 'non-printable code points are escaped');
+  t.equal(result('sprintf', json('%x % X %#x'), json(['hé', 'hé', 'hé'])), '68c3a9 68 C3 A9 0x68c3a9');
+  t.equal(result('sprintf', json('100%% %s'), json(['sûr'])), '100% sûr');
+  t.equal(result('sprintf', json('日本 %s'), json(['語'])), '日本 語');
+  t.equal(result('sprintf', json(''), json([])), '');
+});
+
+t.test('sprintf: floats print as Go prints float64', async (t) => {
+  t.equal(result('sprintf', json('%v %v %v %v'), '[2.5, 1e6, 0.1, 1234567.5]'), '2.5 1e+06 0.1 1.2345675e+06');
+  t.equal(result('sprintf', json('%f %.2f %.0f %.0f %.0f'), '[3.14159, 2.675, 0.5, 1.5, 2.5]'), '3.141590 2.67 0 2 2', 'exact ties round to even');
+  t.equal(result('sprintf', json('%e %.3E %g %.3g %G'), '[123456.789, 0.000123456, 0.00001234, 3.14159, 1e-7]'), '1.234568e+05 1.235E-04 1.234e-05 3.14 1E-07');
+  t.equal(result('sprintf', json('%08.3f|%-8.2f|%+.1f|% .1f|%010.2f'), '[3.14159, 3.14159, 2.5, 2.5, -3.14159]'), '0003.142|3.14    |+2.5| 2.5|-000003.14');
+  t.equal(result('sprintf', json('%#g %#.0f %#.4g'), '[1.0, 1.0, 123000.0]'), '1.00000 1. 1.230e+05');
+  t.equal(result('sprintf', json('%x %b'), '[1.5, 1.0]'), '0x1.8p+00 4503599627370496p-52');
+  t.equal(result('sprintf', json('%v %.20f'), '[0.30000000000000004, 0.1]'), '0.30000000000000004 0.10000000000000000555');
+  t.equal(result('sprintf', json('%d'), '[1.5]'), '%!d(float64=1.5)');
+  t.equal(result('sprintf', json('%d %v'), '[1.0, 1.0]'), '%!d(float64=1) 1', 'a number written with a fraction is a float64');
+});
+
+t.test('sprintf: other values are their Rego text', async (t) => {
+  const values = x.rt_make_array!(6);
+  for (const v of ['[1, "a", [true]]', '{"b": 1, "a": {"c": null}}', 'true', 'null', '"é"']) x.rt_array_append!(values, value(v));
+  x.rt_array_append!(values, set('[3, "x", 1]'));
+  t.equal(result('sprintf', json('%v|%v|%v|%v|%v|%v'), values), '[1, "a", [true]]|{"a": {"c": null}, "b": 1}|true|null|é|{1, 3, "x"}');
+  const empty = x.rt_make_array!(2);
+  x.rt_array_append!(empty, set('[]'));
+  x.rt_array_append!(empty, value('{}'));
+  t.equal(result('sprintf', json('%v %v'), empty), 'set() {}');
+  t.equal(result('sprintf', json('%v'), json([['héllo\t"q"', 'a\u00a0b']])), '["héllo\\t\\"q\\"", "a\\u00a0b"]', 'strings inside are Go-quoted');
+  t.equal(result('sprintf', json('%s|%d|%t|%q'), json([[1], true, true, { k: 'v' }])), '[1]|%!d(string=true)|%!t(string=true)|"{\\"k\\": \\"v\\"}"');
+});
+
+t.test('sprintf: integers beyond 64 bits are big.Int', async (t) => {
+  const big = '12345678901234567890123';
+  t.equal(result('sprintf', json('%d %v %s'), `[${big}, ${big}, ${big}]`), `${big} ${big} ${big}`);
+  t.equal(result('sprintf', json('%x %X %#x %o %b'), `[${big}, ${big}, ${big}, 99999999999999999999, 18446744073709551616]`),
+    '29d42b64e76714244cb 29D42B64E76714244CB 0x29d42b64e76714244cb 12657072742654303777777 1' + '0'.repeat(64));
+  t.equal(result('sprintf', json('%+d|%30d|%-25d|%025d|%T'), `[${big}, ${big}, -${big}, ${big}, ${big}]`),
+    `+${big}|${' '.repeat(7)}${big}|-${big} |00${big}|*big.Int`);
+  t.equal(result('sprintf', json('%f'), `[${big}]`), `%!f(big.Int=${big})`);
+});
+
+t.test('sprintf: errors are written as Go writes them', async (t) => {
+  t.equal(result('sprintf', json('%d %d'), json([1])), '1 %!d(MISSING)');
+  t.equal(result('sprintf', json('%d'), json([1, 'a', 2.5])), '1%!(EXTRA string=a, float64=2.5)');
+  t.equal(result('sprintf', json('%s %d %z'), json([1, 'x', 1])), '%!s(int=1) %!d(string=x) %!z(int=1)');
+  t.equal(result('sprintf', json('%[2]s %[1]s %[3]d'), json(['a', 'b'])), 'b a %!d(BADINDEX)');
+  t.equal(result('sprintf', json('%*d|%-*d|%.*f'), json([5, 42, 4, 7, 2, 3.14159])), '   42|7   |3.14');
+  t.equal(result('sprintf', json('%*d'), json(['w', 42])), '%!(BADWIDTH)42');
+  t.equal(result('sprintf', json('abc%'), json([])), 'abc%!(NOVERB)');
+  t.equal(result('sprintf', json('%!'), json([1])), '%!!(int=1)');
+  t.equal(result('sprintf', json('%é'), json([1])), '%!é(int=1)');
+  t.equal(call('sprintf', json(1), json([])), undefined);
+  t.equal(call('sprintf', json('%v'), json('x')), undefined, 'the operands must be an array');
+  t.equal(call('sprintf', json('%v'), set('[1]')), undefined);
+});
+
+t.test('object.get', async (t) => {
+  const doc = json({ a: { b: [10, { c: 'ç' }] }, 'ké': 1 });
+  t.equal(result('object.get', doc, json('ké'), json('none')), 1);
+  t.equal(result('object.get', doc, json('zz'), json('none')), 'none');
+  t.equal(result('object.get', doc, json(['a', 'b', 1, 'c']), json('none')), 'ç', 'a path through objects and arrays');
+  t.equal(result('object.get', doc, json(['a', 'b', 2]), json('none')), 'none');
+  t.equal(result('object.get', doc, json(['a', 'b', '1']), json('none')), 'none', 'array indexes are numbers');
+  t.same(result('object.get', json({ a: 1 }), json([]), json(0)), { a: 1 }, 'the empty path is the object');
+  const withSet = x.rt_make_object!();
+  x.rt_object_insert!(withSet, value('"s"'), set('["é", "x"]'));
+  t.equal(result('object.get', withSet, json(['s', 'é']), json(false)), 'é', 'a set member is its own value');
+  t.equal(result('object.get', withSet, json(['s', 'y']), json(false)), false);
+  t.equal(call('object.get', json(['a']), json(0), json(1)), undefined, 'not an object');
+});
+
+t.test('object.keys', async (t) => {
+  const keys = callValue('object.keys', json({ b: 1, 'é': 2, a: 3 }));
+  t.ok(isSet(keys), 'a set');
+  t.equal(dump(keys), json(['a', 'b', 'é']));
+  t.equal(call('object.keys', json({})), '[]');
+  t.equal(call('object.keys', json(['a'])), undefined);
+  t.equal(call('object.keys', set('["a"]')), undefined);
+});
+
+t.test('object.union merges recursively, right wins', async (t) => {
+  t.same(result('object.union', json({ a: 1, b: 2 }), json({ b: 3, c: 4 })), { a: 1, b: 3, c: 4 });
+  t.same(
+    result('object.union', json({ a: { x: 1, y: { p: 1 } }, k: 'é' }), json({ a: { y: { q: 2 }, z: 3 } })),
+    { a: { x: 1, y: { p: 1, q: 2 }, z: 3 }, k: 'é' },
+  );
+  t.same(result('object.union', json({ a: { x: 1 } }), json({ a: 'ü' })), { a: 'ü' }, 'a non-object replaces an object');
+  t.same(result('object.union', json({ a: 5 }), json({ a: { x: 1 } })), { a: { x: 1 } });
+  t.same(result('object.union', json({}), json({})), {});
+  t.equal(call('object.union', json({}), json([])), undefined);
+  t.equal(call('object.union', json('a'), json({})), undefined);
+});
+
+t.test('object.remove takes keys as an array, a set or an object', async (t) => {
+  const doc = json({ a: 1, b: 2, 'ç': 3 });
+  t.same(result('object.remove', doc, json(['a', 'ç', 'zz'])), { b: 2 });
+  t.same(result('object.remove', doc, set('["b"]')), { a: 1, 'ç': 3 });
+  t.same(result('object.remove', doc, json({ a: 0, b: 0 })), { 'ç': 3 }, 'an object: its keys');
+  t.same(result('object.remove', doc, json([])), { a: 1, b: 2, 'ç': 3 });
+  t.equal(call('object.remove', doc, json('a')), undefined);
+  t.equal(call('object.remove', json(['a']), json(['a'])), undefined);
+});
+
+t.test('array.concat', async (t) => {
+  t.same(result('array.concat', json([1, 2]), json([3])), [1, 2, 3]);
+  t.same(result('array.concat', json(['é']), json([])), ['é']);
+  t.same(result('array.concat', json([]), json([])), []);
+  t.equal(call('array.concat', json([1]), set('[2]')), undefined);
+  t.equal(call('array.concat', json('ab'), json([1])), undefined);
+});
+
+t.test('array.slice clamps its indexes', async (t) => {
+  const a = json(['a', 'é', 'c', 'd']);
+  t.same(result('array.slice', a, json(1), json(3)), ['é', 'c']);
+  t.same(result('array.slice', a, json(-5), json(10)), ['a', 'é', 'c', 'd']);
+  t.same(result('array.slice', a, json(3), json(1)), [], 'start past stop');
+  t.same(result('array.slice', a, json(2), json(-1)), []);
+  t.same(result('array.slice', a, json(4), json(9)), []);
+  t.equal(call('array.slice', a, '1.5', json(2)), undefined, 'indexes must be integers');
+  t.equal(call('array.slice', json('abc'), json(0), json(1)), undefined);
+});
+
+t.test('union and intersection of a set of sets', async (t) => {
+  const u = callValue('union', setOfSets('[1, 2]', '[2, 3]', '["é"]'));
+  t.ok(isSet(u));
+  t.equal(dump(u), json([1, 2, 3, 'é']));
+  t.equal(call('union', setOfSets()), '[]');
+  t.equal(call('union', setOfSets('[[1], {"a": 1}]')), json([[1], { a: 1 }]));
+  const i = callValue('intersection', setOfSets('[1, 2, "ü"]', '[2, "ü", 4]', '["ü", 2]'));
+  t.ok(isSet(i));
+  t.equal(dump(i), json([2, 'ü']));
+  t.equal(call('intersection', setOfSets('[1]', '[2]')), '[]');
+  t.equal(call('intersection', setOfSets()), '[]');
+  t.equal(call('union', json([[1]])), undefined, 'an array is not a set');
+  const mixed = set('[1]');
+  x.rt_set_add!(mixed, set('[2]'));
+  t.equal(call('union', mixed), undefined, 'every member must be a set');
+  t.equal(call('intersection', mixed), undefined);
+});
+
+t.test('type tests and type_name', async (t) => {
+  const samples: [string, Operand][] = [
+    ['null', 'null'], ['boolean', 'false'], ['number', '1.5'], ['string', json('ü')],
+    ['array', '[]'], ['object', '{}'], ['set', set('[1]')],
+  ];
+  for (const [type, operand] of samples) {
+    t.equal(result('type_name', operand), type, `type_name of ${type}`);
+    for (const test of ['null', 'boolean', 'number', 'string', 'array', 'object', 'set']) {
+      t.equal(result(`is_${test}`, operand), test === type, `is_${test} of ${type}`);
+    }
+  }
+});
+
+t.test('json.marshal writes what Go json.Marshal writes', async (t) => {
+  t.equal(result('json.marshal', json({ b: [1, 'x'], a: { c: null, d: true } })), '{"a":{"c":null,"d":true},"b":[1,"x"]}');
+  t.equal(result('json.marshal', json('héllo "wörld"\n')), '"héllo \\"wörld\\"\\n"');
+  t.equal(result('json.marshal', json('<a href="x">&</a>\u2028')), '"\\u003ca href=\\"x\\"\\u003e\\u0026\\u003c/a\\u003e\\u2028"', 'HTML-safe escaping');
+  t.equal(result('json.marshal', json('\u0001\b\f\t')), '"\\u0001\\b\\f\\t"');
+  t.equal(result('json.marshal', set('[3, 1, "a"]')), '[1,3,"a"]', 'a set is an array');
+  t.equal(result('json.marshal', '2.5'), '2.5');
+  const keys = x.rt_make_object!();
+  x.rt_object_insert!(keys, value('1'), value('"one"'));
+  x.rt_object_insert!(keys, value('"0"'), value('"zero"'));
+  x.rt_object_insert!(keys, value('[1, "<"]'), value('"array"'));
+  t.equal(result('json.marshal', keys), '{"0":"zero","1":"one","[1,\\"\\\\u003c\\"]":"array"}', 'keys that are not strings are their JSON text');
+  const invalid = callValue('base64.decode', json('/w=='));
+  t.equal(result('json.marshal', invalid), '"\\ufffd"', 'invalid UTF-8 is written as U+FFFD');
+});
+
+t.test('json.unmarshal', async (t) => {
+  t.same(result('json.unmarshal', json('{"a": [1, 2.5, "é", null, true]}')), { a: [1, 2.5, 'é', null, true] });
+  t.equal(result('json.unmarshal', json(' "\\u00e9\\ud83d\\ude00" ')), 'é😀');
+  t.same(result('json.unmarshal', json('[]')), []);
+  t.equal(call('json.unmarshal', json('{"a":')), undefined, 'invalid JSON');
+  t.equal(call('json.unmarshal', json('[1] [2]')), undefined, 'trailing content');
+  t.equal(call('json.unmarshal', json('')), undefined);
+  t.equal(call('json.unmarshal', json(['{}'])), undefined);
+});
+
+t.test('base64.encode and base64.decode', async (t) => {
+  t.equal(result('base64.encode', json('hello')), 'aGVsbG8=');
+  t.equal(result('base64.encode', json('héllo 😀')), 'aMOpbGxvIPCfmIA=');
+  t.equal(result('base64.encode', json('')), '');
+  t.equal(result('base64.encode', json('ab')), 'YWI=');
+  t.equal(result('base64.decode', json('aMOpbGxvIPCfmIA=')), 'héllo 😀');
+  t.equal(result('base64.decode', json('YWI=')), 'ab');
+  t.equal(result('base64.decode', json('YW==')), 'a', 'unused low bits may be set, as StdEncoding allows');
+  t.equal(result('base64.decode', json('YW\nI=\r\n')), 'ab', 'line breaks are skipped');
+  t.equal(result('base64.decode', json('')), '');
+  t.equal(result('base64.decode', json('+/+/')), '\ufffd\ufffd\ufffd', 'bytes that are not UTF-8 are kept (and print as U+FFFD)');
+  for (const bad of ['YWI', 'Y===', 'YWI=YWI=', 'YWI=x', 'YW!=', 'aGVsbG8']) {
+    t.equal(call('base64.decode', json(bad)), undefined, `invalid: ${bad}`);
+  }
+  t.equal(call('base64.encode', json(1)), undefined);
+  t.equal(call('base64.decode', json(null)), undefined);
+});
