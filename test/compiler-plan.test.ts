@@ -108,3 +108,11 @@ t.test('number literals become valid JSON constants', async (t) => {
   const policy = plan({ 'p.rego': 'package t\np := [.5, -.25, 1e3]\n' }, ['t/p']);
   t.ok(policy.consts.includes('[0.5,-0.25,1e3]'), policy.consts.join(' '));
 });
+
+t.test('errors in rules no entrypoint reaches are still reported, but only reached rules are kept', async (t) => {
+  const err = planError({ 'p.rego': 'package t\np := 1\nq := nope(1)\n' }, ['t/p']);
+  t.match(err.message, /undefined function nope/);
+  t.equal(err.pos?.line, 3);
+  const policy = plan({ 'p.rego': 'package t\np := 1\nq := 2\n' }, ['t/p']);
+  t.same(policy.funcs.map((f) => f.name), ['data.t.p']);
+});

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import asc from 'assemblyscript/asc';
+import { createRequire } from 'node:module';
 
 const runtimeDir = dirname(fileURLToPath(import.meta.url));
 const sourceDir = join(runtimeDir, 'assembly');
@@ -57,6 +57,8 @@ async function loadOrCompile(): Promise<Uint8Array<ArrayBuffer>> {
 }
 
 async function compile(): Promise<Uint8Array<ArrayBuffer>> {
+  // The compiler is large and needed only when the runtime sources change, so it loads lazily.
+  const { default: asc } = await import('assemblyscript/asc');
   let binary: Uint8Array<ArrayBuffer> | undefined;
   const stderr = asc.createMemoryStream();
   const { error } = await asc.main(
@@ -74,10 +76,12 @@ async function compile(): Promise<Uint8Array<ArrayBuffer>> {
   return binary;
 }
 
+const ASC_VERSION: string = createRequire(import.meta.url)('assemblyscript/package.json').version;
+
 /** Hash of every source file (path and content), the compiler version and the flags. */
 async function sourceHash(): Promise<string> {
   const hash = createHash('sha256');
-  hash.update(`assemblyscript ${asc.version}\n${COMPILER_FLAGS.join(' ')}\n`);
+  hash.update(`assemblyscript ${ASC_VERSION}\n${COMPILER_FLAGS.join(' ')}\n`);
   for (const file of await listSources(sourceDir)) {
     hash.update(`${relative(sourceDir, file)}\n`);
     hash.update(await readFile(file));

@@ -114,10 +114,24 @@ export class Planner {
     this.program = program;
   }
 
-  /** Plans the given entrypoints (slash paths below data) and every rule they reach. */
+  /**
+   * Plans the given entrypoints (slash paths below data). Every rule is planned, so an error in a
+   * rule no entrypoint reaches is still reported (as OPA does), but only reachable functions are
+   * kept.
+   */
   plan(entrypoints: string[]): Policy {
     const plans: Plan[] = entrypoints.map((name) => this.planEntrypoint(name));
-    return { consts: this.consts, funcs: this.funcs, plans };
+    this.planEveryRule(this.program.root);
+    return { consts: this.consts, funcs: reachable(this.funcs, plans), plans };
+  }
+
+  private planEveryRule(node: DataNode): void {
+    if (node.group) {
+      const def = node.group.definitions[0] ?? node.group.defaultRule!;
+      this.module = def.module;
+      this.funcFor(node.group, def.rule.pos);
+    }
+    for (const child of node.children.values()) this.planEveryRule(child);
   }
 
   // ---- emission helpers ----
@@ -870,6 +884,29 @@ export class Planner {
     });
     return o;
   }
+}
+
+/** The functions the plans call, directly or through other functions, in planning order. */
+function reachable(funcs: Func[], plans: Plan[]): Func[] {
+  const byName = new Map(funcs.map((f) => [f.name, f]));
+  const seen = new Set<string>();
+  const visit = (blocks: Block[]): void => {
+    const walk = (stmts: Stmt[]): void => {
+      for (const s of stmts) {
+        if (s.op === 'Call') {
+          const f = byName.get(s.func);
+          if (f && !seen.has(f.name)) {
+            seen.add(f.name);
+            visit(f.blocks);
+          }
+        } else if (s.op === 'Block') s.blocks.forEach((b) => walk(b.stmts));
+        else if (s.op === 'Scan' || s.op === 'Not') walk(s.block.stmts);
+      }
+    };
+    blocks.forEach((b) => walk(b.stmts));
+  };
+  plans.forEach((p) => visit(p.blocks));
+  return funcs.filter((f) => seen.has(f.name));
 }
 
 /** Plans a checked program for the given entrypoints. */
