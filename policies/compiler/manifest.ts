@@ -1,0 +1,28 @@
+/**
+ * `manifest.json`, the index of a policy build directory: which module holds which policy, the
+ * entrypoints in id order, and hashes that tie each module to the sources it came from.
+ */
+export const MANIFEST_FILE = 'manifest.json';
+export const MANIFEST_VERSION = 1;
+
+export interface ManifestPolicy {
+  /** The module's file name inside the build directory: `<name>.wasm`. */
+  module: string;
+  /** The policy's package as a slash path: `gatehouse/spend_approval/v2`. */
+  package: string;
+  /** Entrypoints by id: 0 is the package document, then each non-function rule of the package. */
+  entrypoints: string[];
+  /** `sha256:<hex>` over every source compiled into the module (paths and contents, in order). */
+  sourceHash: string;
+  /** `sha256:<hex>` of the module bytes. */
+  moduleHash: string;
+  /** The source files compiled into the module, relative to the source directory. */
+  sources: string[];
+}
+
+export interface Manifest {
+  version: typeof MANIFEST_VERSION;
+  policies: Record<string, ManifestPolicy>;
+  /** The base data document's file inside the build directory, when the sources had one. */
+  data?: string;
+}

@@ -1,0 +1,195 @@
+/**
+ * The policy engine the service evaluates decisions with.
+ *
+ * It loads every policy of a build directory — Rego compiled by `buildPolicies` and bundles made
+ * by `opa build -t wasm` — and evaluates them synchronously. Evaluation fails closed: whatever
+ * goes wrong inside a policy comes back as `error` with no value (see policy-instance.ts), and the
+ * caller denies. With `watch`, a change to the sources is rebuilt and the new set of modules
+ * replaces the old in one step; a build that fails leaves the old modules serving.
+ */
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { buildPolicies } from '../compiler/build.ts';
+import { CompileErrors } from '../compiler/errors.ts';
+import { UnknownPolicyError } from './errors.ts';
+import { loadRegistry, type PolicyInfo, type PolicyRegistry } from './registry.ts';
+import { watchSources, type SourceWatcher } from './source-watcher.ts';
+
+export { UnknownPolicyError } from './errors.ts';
+export type { PolicyInfo, PolicyOrigin } from './registry.ts';
+
+export interface EngineLog {
+  info(message: string): void;
+  error(message: string): void;
+}
+
+export interface EngineOptions {
+  /** Rego sources to build into `buildDir` first (and to watch, with `watch`). */
+  sourceDir?: string;
+  /** The build output to load: `manifest.json`, its modules, and `*.tar.gz` bundles. */
+  buildDir: string;
+  /** Rebuild and reload when `sourceDir` changes. */
+  watch?: boolean;
+  /** Quiet time after a change before rebuilding, in ms (default 100). */
+  debounceMs?: number;
+  /** Linear memory cap per module in 64 KiB pages (default 4096, i.e. 256 MiB). */
+  maxMemoryPages?: number;
+  log?: EngineLog;
+}
+
+export interface Evaluation {
+  policy: string;
+  moduleHash: string;
+  /** The entrypoint's value; undefined when the policy produced nothing or failed. */
+  value: unknown;
+  /** Set when the evaluation failed; the caller must deny. */
+  error?: string;
+  durationNs: number;
+}
+
+/** The outcome of a reload, emitted as the engine's 'reload' event. */
+export type ReloadOutcome =
+  | { ok: true; policies: string[]; durationMs: number }
+  | { ok: false; error: string; durationMs: number };
+
+/** Without a log, reload failures still reach stderr; routine messages are dropped. */
+const DEFAULT_LOG: EngineLog = { info: () => {}, error: (message) => console.error(message) };
+
+function describeBuildFailure(err: unknown): string {
+  if (err instanceof CompileErrors) return err.errors.map((e) => e.format()).join('\n');
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
+  private registry: PolicyRegistry = new Map();
+  private readonly dataOverrides = new Map<string, unknown>();
+  private readonly log: EngineLog;
+  private watcher: SourceWatcher | undefined;
+  /** The reload under way, and whether another change arrived meanwhile. */
+  private reloading: Promise<void> | undefined;
+  private reloadAgain = false;
+  private closed = false;
+
+  private constructor(private readonly options: EngineOptions) {
+    super();
+    this.log = options.log ?? DEFAULT_LOG;
+  }
+
+  /**
+   * Builds `sourceDir` (when given) into `buildDir`, loads the build, and starts watching when
+   * asked. Throws CompileErrors when the sources do not compile.
+   */
+  static async open(options: EngineOptions): Promise<PolicyEngine> {
+    const engine = new PolicyEngine(options);
+    if (options.sourceDir) await buildPolicies(options.sourceDir, options.buildDir);
+    engine.registry = await engine.load();
+    if (options.watch && options.sourceDir) engine.startWatching(options.sourceDir);
+    return engine;
+  }
+
+  /** Names of the loaded policies, sorted. */
+  names(): string[] {
+    return [...this.registry.keys()].sort();
+  }
+
+  has(name: string): boolean {
+    return this.registry.has(name);
+  }
+
+  /** What is loaded under `name`. Throws UnknownPolicyError. */
+  info(name: string): PolicyInfo {
+    return this.lookup(this.registry, name).info;
+  }
+
+  /**
+   * Evaluates `name` with `input` at `entrypoint` (an id or a name from `info().entrypoints`;
+   * default 0, the package document). Never throws for a policy failure — see `Evaluation.error`
+   * — only UnknownPolicyError for a name that is not loaded.
+   */
+  evaluate(name: string, input: unknown, entrypoint: number | string = 0): Evaluation {
+    // Holding this registry keeps its modules for the whole evaluation, whatever reloads do.
+    const loaded = this.lookup(this.registry, name);
+    const { moduleHash, entrypoints } = loaded.info;
+    const id = typeof entrypoint === 'number' ? entrypoint : loaded.instance.entrypoints.get(entrypoint);
+    if (id === undefined || !Number.isInteger(id) || id < 0 || id >= entrypoints.length) {
+      return { policy: name, moduleHash, value: undefined, error: `policy ${name} has no entrypoint ${entrypoint}`, durationNs: 0 };
+    }
+    const outcome = loaded.instance.evaluate(input, id);
+    return { policy: name, moduleHash, ...outcome };
+  }
+
+  /** Replaces the data document of `name`; it is kept across reloads. Throws UnknownPolicyError. */
+  setData(name: string, data: unknown): void {
+    const loaded = this.lookup(this.registry, name);
+    loaded.instance.setData(data);
+    this.dataOverrides.set(name, data);
+  }
+
+  /** Stops watching, waits for a reload under way, and unloads every policy. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watcher?.close();
+    this.watcher = undefined;
+    await this.reloading;
+    this.registry = new Map();
+  }
+
+  private lookup(registry: PolicyRegistry, name: string) {
+    const loaded = registry.get(name);
+    if (!loaded) throw new UnknownPolicyError(name);
+    return loaded;
+  }
+
+  private load(): Promise<PolicyRegistry> {
+    return loadRegistry(this.options.buildDir, {
+      dataOverrides: this.dataOverrides,
+      ...(this.options.maxMemoryPages ? { maxMemoryPages: this.options.maxMemoryPages } : {}),
+    });
+  }
+
+  private startWatching(sourceDir: string): void {
+    const buildDir = path.relative(sourceDir, this.options.buildDir);
+    this.watcher = watchSources(sourceDir, {
+      debounceMs: this.options.debounceMs ?? 100,
+      onChange: () => this.requestReload(),
+      onError: (err) => this.log.error(`policy watcher stopped: ${err.message}`),
+      // A build directory inside the sources changes on every build; that must not loop.
+      ignore: (file) => !buildDir.startsWith('..') && (file === buildDir || file.startsWith(`${buildDir}${path.sep}`)),
+    });
+  }
+
+  /** Runs one reload at a time; changes during a reload cause one more afterwards. */
+  private requestReload(): void {
+    if (this.closed) return;
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return;
+    }
+    this.reloading = this.reload().finally(() => {
+      this.reloading = undefined;
+      if (this.reloadAgain) {
+        this.reloadAgain = false;
+        this.requestReload();
+      }
+    });
+  }
+
+  private async reload(): Promise<void> {
+    const started = performance.now();
+    let outcome: ReloadOutcome;
+    try {
+      await buildPolicies(this.options.sourceDir!, this.options.buildDir);
+      const next = await this.load();
+      if (this.closed) return;
+      // One assignment: evaluations see the old set or the new one, never a mixture.
+      this.registry = next;
+      outcome = { ok: true, policies: this.names(), durationMs: performance.now() - started };
+      this.log.info(`policies reloaded: ${outcome.policies.join(', ')}`);
+    } catch (err) {
+      outcome = { ok: false, error: describeBuildFailure(err), durationMs: performance.now() - started };
+      this.log.error(`policy reload failed; the previous policies stay loaded\n${outcome.error}`);
+    }
+    this.emit('reload', outcome);
+  }
+}

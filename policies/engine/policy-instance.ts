@@ -1,0 +1,122 @@
+/**
+ * One OPA-ABI Wasm module instantiated with `@open-policy-agent/opa-wasm`, and the guard that
+ * turns every way an evaluation can go wrong into a denial.
+ *
+ * Why evaluations always end: Rego has no unbounded loops (every iteration walks a finite
+ * collection) and the checker refuses recursive rules and functions, so a compiled module runs a
+ * bounded amount of work for a given input. What can still go wrong is reported, never thrown:
+ *   - a trap (`unreachable`, out-of-bounds access): the runtime's way of stopping on a bug;
+ *   - an abort: the module calls `opa_abort`, e.g. a complete rule with two different values;
+ *   - running out of memory: the linear memory is capped (DEFAULT_MAX_MEMORY_PAGES unless told
+ *     otherwise), so a huge input or result stops the evaluation instead of the process;
+ *   - a host builtin or the JSON round trip throwing.
+ * The caller gets `error` and no value, and must deny ("fail closed"). A module that failed may
+ * have been left half-way through an allocation, so it is replaced by a fresh instance of the
+ * same compiled module before the next evaluation.
+ */
+import { createRequire } from 'node:module';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { hostBuiltins, withEvaluationClock } from './host-builtins.ts';
+
+// The SDK's ES module entry exports only the async `loadPolicy`; the synchronous variant, needed
+// to replace a failed instance in the middle of a synchronous evaluation, is on its CommonJS entry.
+const opa = createRequire(import.meta.url)('@open-policy-agent/opa-wasm') as typeof import('@open-policy-agent/opa-wasm');
+
+/** Linear memory in 64 KiB pages: start at OPA's default of 5, never exceed 256 MiB per module. */
+export const INITIAL_MEMORY_PAGES = 5;
+export const DEFAULT_MAX_MEMORY_PAGES = 4096;
+
+export interface EvaluationOutcome {
+  /** The entrypoint's value; undefined when the policy produced none or failed. */
+  value: unknown;
+  /** Why the evaluation failed; absent on success. */
+  error?: string;
+  durationNs: number;
+}
+
+/** A readable reason for whatever the SDK or the module threw. */
+export function describeFailure(thrown: unknown): string {
+  if (thrown instanceof WebAssembly.RuntimeError) return `policy trapped: ${thrown.message}`;
+  if (thrown instanceof RangeError) return `policy ran out of memory or stack: ${thrown.message}`;
+  if (typeof thrown === 'string') return `policy aborted: ${thrown}`;
+  if (thrown instanceof Error) return `policy failed: ${thrown.message}`;
+  if (typeof thrown === 'object' && thrown !== null && 'message' in thrown) {
+    return `policy failed: ${String((thrown as { message: unknown }).message)}`;
+  }
+  return `policy failed: ${String(thrown)}`;
+}
+
+function instantiate(module: WebAssembly.Module, maxMemoryPages: number, data: unknown): LoadedPolicy {
+  // A fresh descriptor each time: loadPolicySync writes into the one it is given.
+  const memory = { initial: Math.min(INITIAL_MEMORY_PAGES, maxMemoryPages), maximum: maxMemoryPages };
+  const policy = opa.loadPolicySync(module, memory, hostBuiltins);
+  policy.setData(data as object);
+  return policy;
+}
+
+/** Encodes the input ourselves: the SDK would treat falsy inputs (`false`, `0`, `null`) as absent. */
+function encodeInput(input: unknown): ArrayBuffer | undefined {
+  if (input === undefined) return undefined;
+  const bytes = new TextEncoder().encode(JSON.stringify(input));
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
+}
+
+export class PolicyInstance {
+  /** Entrypoint name → id, as the module reports them. */
+  readonly entrypoints: ReadonlyMap<string, number>;
+  private policy: LoadedPolicy;
+  private data: unknown;
+  /** Set when an evaluation failed: the next one starts from a fresh instance. */
+  private failed = false;
+
+  private constructor(
+    private readonly module: WebAssembly.Module,
+    private readonly maxMemoryPages: number,
+    data: unknown,
+  ) {
+    this.data = data;
+    this.policy = instantiate(module, maxMemoryPages, data);
+    this.entrypoints = new Map(Object.entries(this.policy.entrypoints as Record<string, number>));
+  }
+
+  /**
+   * Compiles and instantiates `wasm` with `data` as its data document and at most
+   * `maxMemoryPages` of linear memory.
+   */
+  static async load(wasm: Uint8Array, data: unknown, maxMemoryPages = DEFAULT_MAX_MEMORY_PAGES): Promise<PolicyInstance> {
+    const module = await WebAssembly.compile(wasm as BufferSource);
+    return new PolicyInstance(module, maxMemoryPages, data);
+  }
+
+  /** Replaces the data document for later evaluations; throws when the module cannot hold it. */
+  setData(data: unknown): void {
+    this.data = data;
+    if (this.failed) return;
+    try {
+      this.policy.setData(data as object);
+    } catch (err) {
+      this.failed = true;
+      throw err;
+    }
+  }
+
+  /** Evaluates one entrypoint; never throws (see the module comment). */
+  evaluate(input: unknown, entrypoint: number): EvaluationOutcome {
+    const started = process.hrtime.bigint();
+    const elapsed = (): number => Number(process.hrtime.bigint() - started);
+    try {
+      if (this.failed) {
+        this.policy = instantiate(this.module, this.maxMemoryPages, this.data);
+        this.failed = false;
+      }
+      const resultSet = withEvaluationClock(() => this.policy.evaluate(encodeInput(input), entrypoint)) as
+        | Array<{ result: unknown }>
+        | null;
+      return { value: resultSet?.[0]?.result, durationNs: elapsed() };
+    } catch (thrown) {
+      this.failed = true;
+      return { value: undefined, error: describeFailure(thrown), durationNs: elapsed() };
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The set of loaded policies. A registry is never changed once built: a reload builds a new one
+ * and the engine swaps the reference, so an evaluation that already holds the old registry runs
+ * to the end on the old modules.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { MANIFEST_FILE, type Manifest } from '../compiler/manifest.ts';
+import { readOpaBundle } from './bundle.ts';
+import { PolicyInstance } from './policy-instance.ts';
+
+export type PolicyOrigin = 'rego' | 'bundle';
+
+export interface PolicyInfo {
+  name: string;
+  moduleHash: string;
+  /** Entrypoint names by id. */
+  entrypoints: string[];
+  origin: PolicyOrigin;
+}
+
+export interface LoadedPolicy {
+  info: PolicyInfo;
+  instance: PolicyInstance;
+}
+
+export type PolicyRegistry = ReadonlyMap<string, LoadedPolicy>;
+
+export interface LoadOptions {
+  maxMemoryPages?: number;
+  /** Data documents set through the engine; they replace the built data for those policies. */
+  dataOverrides?: ReadonlyMap<string, unknown>;
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file}: not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+async function readManifest(buildDir: string): Promise<Manifest | undefined> {
+  const file = path.join(buildDir, MANIFEST_FILE);
+  const manifest = await readJson(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (manifest === undefined) return undefined;
+  const m = manifest as Manifest;
+  if (m.version !== 1 || typeof m.policies !== 'object') throw new Error(`${file}: not a version 1 policy manifest`);
+  return m;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+function entrypointNames(instance: PolicyInstance): string[] {
+  return [...instance.entrypoints].sort((a, b) => a[1] - b[1]).map(([name]) => name);
+}
+
+/**
+ * Loads every module of `buildDir`'s manifest (with the build's data document) and every
+ * `*.tar.gz` bundle of `opa build -t wasm` in `buildDir` (with the bundle's own data).
+ */
+export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Promise<PolicyRegistry> {
+  const registry = new Map<string, LoadedPolicy>();
+  const dataFor = (name: string, built: unknown): unknown => (opts.dataOverrides?.has(name) ? opts.dataOverrides.get(name) : built);
+
+  const manifest = await readManifest(buildDir);
+  if (manifest) {
+    const data = manifest.data ? await readJson(path.join(buildDir, manifest.data)) : {};
+    for (const [name, entry] of Object.entries(manifest.policies)) {
+      const wasm = await readFile(path.join(buildDir, entry.module));
+      const moduleHash = sha256(wasm);
+      if (moduleHash !== entry.moduleHash) {
+        throw new Error(`${path.join(buildDir, entry.module)}: module hash ${moduleHash} does not match the manifest`);
+      }
+      const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts.maxMemoryPages);
+      registry.set(name, { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego' }, instance });
+    }
+  }
+
+  const files = await readdir(buildDir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [] as string[];
+    throw err;
+  });
+  const bundles = files.filter((f) => f.endsWith('.tar.gz')).sort();
+  for (const file of bundles) {
+    const name = file.slice(0, -'.tar.gz'.length);
+    if (registry.has(name)) throw new Error(`${path.join(buildDir, file)}: policy '${name}' is also built from Rego`);
+    const bundle = await readOpaBundle(path.join(buildDir, file));
+    const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
+    registry.set(name, {
+      info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle' },
+      instance,
+    });
+  }
+  return registry;
+}

@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+
+// Each command run compiles real modules in a fresh process; allow for a slow machine.
+t.setTimeout(600_000);
+
+const CLI = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function gatehouse(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const POLICY = `package gatehouse.sample.v1
+
+import data.gatehouse.lib.roles
+
+default allow := false
+
+allow if roles.is_admin(input.principal)
+
+allow if input.amount <= data.sample.limit
+`;
+
+const LIBRARY = `package gatehouse.lib.roles
+
+is_admin(principal) if "admin" in principal.roles
+`;
+
+const TESTS = `package gatehouse.sample.v1_test
+
+import data.gatehouse.sample.v1 as policy
+
+test_small_amounts_pass if policy.allow with input as {"amount": 5, "principal": {"roles": []}}
+
+test_admins_pass if policy.allow with input as {"amount": 5000, "principal": {"roles": ["admin"]}}
+
+test_large_amounts_fail if not policy.allow with input as {"amount": 5000, "principal": {"roles": []}}
+`;
+
+const FAILING_TEST = `package gatehouse.sample.more_test
+
+import data.gatehouse.sample.v1 as policy
+
+test_wrong_expectation if policy.allow with input as {"amount": 5000, "principal": {"roles": []}}
+`;
+
+function sources(t: Test, extra: Record<string, string> = {}): string {
+  return t.testdir({
+    src: {
+      'sample-v1.rego': POLICY,
+      'sample-v1_test.rego': TESTS,
+      'data.json': JSON.stringify({ sample: { limit: 100 } }),
+      lib: { 'roles.rego': LIBRARY },
+      ...extra,
+    },
+  });
+}
+
+t.test('policies build writes modules and a manifest, and a failed build leaves them as they were', async (t) => {
+  const root = sources(t);
+  const src = path.join(root, 'src');
+  const out = path.join(root, 'out');
+  const run = await gatehouse('policies', 'build', src, '--out', out, '--ir');
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.stdout, /^sample-v1\s+[\d.]+ ms\s+[\d.]+ KiB\s+2 entrypoints$/m);
+  t.match(run.stdout, /built 1 policy into /);
+
+  t.same((await readdir(out)).sort(), ['data.json', 'manifest.json', 'sample-v1.ir.txt', 'sample-v1.wasm']);
+  const before = await readFile(path.join(out, 'manifest.json'), 'utf8');
+  const manifest = JSON.parse(before);
+  t.match(manifest, {
+    version: 1,
+    data: 'data.json',
+    policies: {
+      'sample-v1': {
+        module: 'sample-v1.wasm',
+        package: 'gatehouse/sample/v1',
+        entrypoints: ['gatehouse/sample/v1', 'gatehouse/sample/v1/allow'],
+        sourceHash: /^sha256:[0-9a-f]{64}$/,
+        moduleHash: /^sha256:[0-9a-f]{64}$/,
+        sources: ['lib/roles.rego', 'sample-v1.rego'],
+      },
+    },
+  });
+  t.same(Object.keys(manifest.policies), ['sample-v1'], 'libraries and tests are not policies');
+  t.ok((await readFile(path.join(out, 'sample-v1.ir.txt'), 'utf8')).length > 0, 'the plan is printed');
+  const wasmBefore = await readFile(path.join(out, 'sample-v1.wasm'));
+
+  await writeFile(path.join(src, 'lib', 'broken.rego'), 'package gatehouse.lib.broken\n\nx := [1, 2\n');
+  await writeFile(path.join(src, 'other-v1.rego'), 'package gatehouse.other.v1\n\nallow if {\n  input.x ==\n}\n');
+  const failed = await gatehouse('policies', 'build', src, '--out', out);
+  t.equal(failed.code, 1);
+  t.match(failed.stderr, /lib[/\\]broken\.rego:\d+:\d+: parse error: .+\n {2}.*\n {2}\s*\^/, 'file:line:col, the line and a caret');
+  t.match(failed.stderr, /other-v1\.rego:\d+:\d+: parse error: /, 'errors of every file are reported');
+  t.match(failed.stderr, /2 compile errors/);
+  t.equal(await readFile(path.join(out, 'manifest.json'), 'utf8'), before, 'manifest untouched');
+  t.same(await readFile(path.join(out, 'sample-v1.wasm')), wasmBefore, 'module untouched');
+  t.same((await readdir(root)).sort(), ['out', 'src'], 'no temporary directories left behind');
+});
+
+t.test('policies test reports passes and failures like opa test', async (t) => {
+  const root = sources(t);
+  const src = path.join(root, 'src');
+
+  const pass = await gatehouse('policies', 'test', src, '--verbose');
+  t.equal(pass.code, 0, pass.stderr);
+  t.match(pass.stdout, /^PASS data\.gatehouse\.sample\.v1_test\.test_small_amounts_pass \([\d.]+(ms|µs)\)$/m);
+  t.match(pass.stdout, /^3 passed, 0 failed$/m);
+
+  await writeFile(path.join(src, 'more_test.rego'), FAILING_TEST);
+  const fail = await gatehouse('policies', 'test', src);
+  t.equal(fail.code, 1);
+  t.match(fail.stdout, /^FAIL data\.gatehouse\.sample\.more_test\.test_wrong_expectation \(.+\): undefined$/m);
+  t.match(fail.stdout, /^3 passed, 1 failed$/m);
+  t.notMatch(fail.stdout, /PASS/, 'passes are listed only with --verbose');
+});
+
+t.test('usage errors exit 2', async (t) => {
+  const root = sources(t);
+  for (const args of [
+    ['policies'],
+    ['policies', 'frobnicate'],
+    ['policies', 'build', path.join(root, 'src')],
+    ['policies', 'build', '--out', path.join(root, 'out')],
+    ['policies', 'test', path.join(root, 'src'), '--bogus'],
+  ]) {
+    const run = await gatehouse(...args);
+    t.equal(run.code, 2, args.join(' '));
+    t.match(run.stderr, /usage: gatehouse policies/);
+  }
+});
