@@ -7,6 +7,15 @@ const call = (name: string, ...args: unknown[]): unknown => {
   return fn(...args);
 };
 
+/**
+ * An integer builtin's result: the exact integer of the JSON text it returns in an ArrayBuffer
+ * (what the SDK hands to the module), or whatever else it returned (undefined).
+ */
+const integerCall = (name: string, ...args: unknown[]): unknown => {
+  const result = call(name, ...args);
+  return result instanceof ArrayBuffer ? BigInt(new TextDecoder().decode(result)) : result;
+};
+
 t.test('every host builtin of the compiler is implemented', async (t) => {
   const { BUILTINS } = await import('../policies/compiler/builtins.ts');
   const host = Object.entries(BUILTINS)
@@ -104,39 +113,45 @@ t.test('glob.match follows OPA (gobwas/glob)', async (t) => {
 });
 
 t.test('time.now_ns is nanoseconds since the epoch, fixed within one evaluation', async (t) => {
-  const before = Date.now() * 1e6;
-  const now = call('time.now_ns') as number;
-  t.type(now, 'number');
-  t.ok(now >= before && now <= Date.now() * 1e6);
+  const before = BigInt(Date.now()) * 1_000_000n;
+  const now = integerCall('time.now_ns');
+  t.type(now, 'bigint');
+  t.ok((now as bigint) >= before && (now as bigint) <= BigInt(Date.now()) * 1_000_000n);
+  t.type(call('time.now_ns'), ArrayBuffer, 'returned as JSON text, which the SDK passes through unrounded');
 
   const [a, b] = withEvaluationClock(() => {
-    const first = call('time.now_ns');
+    const first = integerCall('time.now_ns');
     const end = Date.now() + 3;
     while (Date.now() < end);
-    return [first, call('time.now_ns')];
+    return [first, integerCall('time.now_ns')];
   });
   t.equal(a, b, 'one value for the whole evaluation');
   const end = Date.now() + 3;
   while (Date.now() < end);
-  t.not(call('time.now_ns'), a, 'the clock runs again afterwards');
+  t.not(integerCall('time.now_ns'), a, 'the clock runs again afterwards');
 });
 
 t.test('time.parse_rfc3339_ns parses like Go time.RFC3339', async (t) => {
-  t.equal(call('time.parse_rfc3339_ns', '1970-01-01T00:00:00Z'), 0);
-  t.equal(call('time.parse_rfc3339_ns', '1970-01-01T00:00:01.5Z'), 1_500_000_000);
-  t.equal(call('time.parse_rfc3339_ns', '1970-01-01T01:00:00+01:00'), 0);
-  t.equal(call('time.parse_rfc3339_ns', '1969-12-31T23:59:59Z'), -1e9);
-  t.equal(call('time.parse_rfc3339_ns', '2024-02-29T12:00:00Z'), Date.UTC(2024, 1, 29, 12) * 1e6);
-  t.equal(call('time.parse_rfc3339_ns', '2024-05-01T10:30:00-04:30'), Date.UTC(2024, 4, 1, 15, 0) * 1e6);
-  t.equal(call('time.parse_rfc3339_ns', '1970-01-01T00:00:00.123456789123Z'), 123456789, 'digits past ns are dropped');
-  t.equal(call('time.parse_rfc3339_ns', '1970-01-01T00:00:00,25Z'), 250_000_000, 'comma fraction');
-  t.equal(call('time.parse_rfc3339_ns', '2023-02-29T00:00:00Z'), undefined, 'not a leap year');
-  t.equal(call('time.parse_rfc3339_ns', '2024-01-01T24:00:00Z'), undefined);
-  t.equal(call('time.parse_rfc3339_ns', '2024-01-01 00:00:00Z'), undefined, 'T is required');
-  t.equal(call('time.parse_rfc3339_ns', '2024-01-01T00:00:00'), undefined, 'zone is required');
-  t.equal(call('time.parse_rfc3339_ns', '2024-01-01T00:00:00z'), undefined);
-  t.equal(call('time.parse_rfc3339_ns', '2300-01-01T00:00:00Z'), undefined, 'outside int64 nanoseconds');
-  t.equal(call('time.parse_rfc3339_ns', 0), undefined);
+  const parse = (s: unknown) => integerCall('time.parse_rfc3339_ns', s);
+  t.equal(parse('1970-01-01T00:00:00Z'), 0n);
+  t.equal(parse('1970-01-01T00:00:01.5Z'), 1_500_000_000n);
+  t.equal(parse('1970-01-01T01:00:00+01:00'), 0n);
+  t.equal(parse('1969-12-31T23:59:59Z'), -1_000_000_000n);
+  t.equal(parse('2024-02-29T12:00:00Z'), BigInt(Date.UTC(2024, 1, 29, 12)) * 1_000_000n);
+  t.equal(parse('2024-05-01T10:30:00-04:30'), BigInt(Date.UTC(2024, 4, 1, 15, 0)) * 1_000_000n);
+  t.equal(parse('1970-01-01T00:00:00.123456789123Z'), 123456789n, 'digits past ns are dropped');
+  t.equal(parse('1970-01-01T00:00:00,25Z'), 250_000_000n, 'comma fraction');
+  t.equal(parse('2021-01-01T00:00:00.000000001Z'), 1609459200000000001n, 'exact beyond 2^53');
+  t.equal(parse('2262-04-11T23:47:16.854775807Z'), 2n ** 63n - 1n, 'the last int64 nanosecond');
+  t.equal(parse('1677-09-21T00:12:43.145224192Z'), -(2n ** 63n), 'the first int64 nanosecond');
+  t.equal(parse('2023-02-29T00:00:00Z'), undefined, 'not a leap year');
+  t.equal(parse('2024-01-01T24:00:00Z'), undefined);
+  t.equal(parse('2024-01-01 00:00:00Z'), undefined, 'T is required');
+  t.equal(parse('2024-01-01T00:00:00'), undefined, 'zone is required');
+  t.equal(parse('2024-01-01T00:00:00z'), undefined);
+  t.equal(parse('2300-01-01T00:00:00Z'), undefined, 'outside int64 nanoseconds');
+  t.equal(parse(0), undefined);
+  t.equal(new TextDecoder().decode(call('time.parse_rfc3339_ns', '1969-12-31T23:59:59Z') as ArrayBuffer), '-1000000000', 'JSON text');
 });
 
 t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t) => {

@@ -335,20 +335,21 @@ t.test('arithmetic', async (t) => {
     ['bi_plus', '1', '2', '3'],
     ['bi_plus', '0.1', '0.2', '0.30000000000000004'],
     ['bi_plus', '1.5', '1.5', '3'],
-    // Integer overflow falls back to f64, printed as JavaScript prints it.
-    ['bi_plus', '9223372036854775807', '1', '9223372036854776000'],
+    // Integer overflow gives the exact big integer, as OPA's big.Int arithmetic does.
+    ['bi_plus', '9223372036854775807', '1', '9223372036854775808'],
     ['bi_plus', '"a"', '1', undefined],
     ['bi_plus', 'null', '1', undefined],
     ['bi_minus', '5', '7', '-2'],
-    ['bi_minus', '-9223372036854775808', '1', '-9223372036854776000'],
+    ['bi_minus', '-9223372036854775808', '1', '-9223372036854775809'],
     ['bi_minus', '1', '"a"', undefined],
     ['bi_mul', '6', '7', '42'],
-    ['bi_mul', '4294967296', '4294967296', '18446744073709552000'],
-    ['bi_mul', '-9223372036854775808', '-1', '9223372036854776000'],
+    ['bi_mul', '4294967296', '4294967296', '18446744073709551616'],
+    ['bi_mul', '-9223372036854775808', '-1', '9223372036854775808'],
     ['bi_mul', '2.5', '2', '5'],
     ['bi_mul', '[]', '2', undefined],
     ['bi_div', '6', '3', '2'],
     ['bi_div', '7', '2', '3.5'],
+    // Division stays in f64 beyond i64.
     ['bi_div', '-9223372036854775808', '-1', '9223372036854776000'],
     ['bi_div', '1', '0', undefined],
     ['bi_div', '1', '0.0', undefined],
@@ -438,7 +439,7 @@ t.test('number builtins', async (t) => {
   const cases: [string, string[], string | undefined][] = [
     ['bi_abs', ['-5'], '5'],
     ['bi_abs', ['-2.5'], '2.5'],
-    ['bi_abs', ['-9223372036854775808'], '9223372036854776000'],
+    ['bi_abs', ['-9223372036854775808'], '9223372036854775808'],
     ['bi_abs', ['-99999999999999999999'], '99999999999999999999'],
     ['bi_abs', ['"x"'], undefined],
     ['bi_round', ['2.5'], '3'],
@@ -481,6 +482,132 @@ t.test('number builtins', async (t) => {
     ['bi_format_int', ['"10"', '10'], undefined],
   ];
   for (const [fn, args, expected] of cases) t.equal(rt.call(fn, ...args), expected, `${fn}(${args.join(', ')})`);
+});
+
+t.test('integer arithmetic beyond i64 is exact', async (t) => {
+  const MIN = -(2n ** 63n);
+  const MAX = 2n ** 63n - 1n;
+  const exact: Record<string, (a: bigint, b: bigint) => bigint> = {
+    bi_plus: (a, b) => a + b,
+    bi_minus: (a, b) => a - b,
+    bi_mul: (a, b) => a * b,
+  };
+  // The number kind is the byte after the type tag (value.ts): 0 an i64, 2 big integer text.
+  const kindOf = (v: number) => new Uint8Array(rt.memory.buffer)[v + 1];
+  const KIND_INT = 0;
+  const KIND_BIG = 2;
+  const apply = (fn: string, a: number, b: number) => x[fn]!(a, b);
+
+  /** Checks one operation on JSON operands against BigInt, value and representation. */
+  const check = (fn: string, a: bigint, b: bigint, why: string) => {
+    const want = exact[fn]!(a, b);
+    const result = apply(fn, rt.v(`${a}`), rt.v(`${b}`));
+    t.equal(rt.dump(result), `${want}`, `${fn}(${a}, ${b}): ${why}`);
+    t.equal(kindOf(result), want >= MIN && want <= MAX ? KIND_INT : KIND_BIG, `${fn}(${a}, ${b}) is held as ${want >= MIN && want <= MAX ? 'an i64' : 'big integer text'}`);
+  };
+
+  check('bi_plus', MAX, 1n, 'i64 overflow on +');
+  check('bi_plus', MAX, MAX, 'i64 overflow on +');
+  check('bi_plus', MIN, -1n, 'i64 overflow on + below');
+  check('bi_plus', MIN, MIN, 'i64 overflow on + below');
+  check('bi_minus', MIN, 1n, 'i64 overflow on -');
+  check('bi_minus', MAX, -1n, 'i64 overflow on -');
+  check('bi_minus', 0n, MIN, 'negating i64.MIN');
+  check('bi_mul', 4294967296n, 4294967296n, 'i64 overflow on *');
+  check('bi_mul', 3037000500n, 3037000500n, 'just beyond i64.MAX');
+  check('bi_mul', MIN, -1n, 'i64.MIN * -1');
+  check('bi_mul', MIN, MIN, 'i64.MIN squared');
+  check('bi_mul', MAX, -MAX, 'negative product');
+
+  check('bi_plus', 99999999999999999999n, 1n, 'big + i64 carries into a new digit');
+  check('bi_plus', 123456789012345678901234567890n, 987654321098765432109876543210n, 'big + big');
+  check('bi_minus', 123456789012345678901234567890n, 987654321098765432109876543210n, 'big - big, negative');
+  check('bi_plus', -123456789012345678901234567890n, 987654321098765432109876543210n, 'big + big of opposite signs');
+  check('bi_minus', -99999999999999999999n, 1n, 'negative big - i64');
+  check('bi_minus', 5n, 100000000000000000000n, 'i64 - big, negative');
+  check('bi_mul', 12345678901234567890n, 3n, 'big * i64');
+  check('bi_mul', 12345678901234567890n, -7n, 'big * negative i64');
+  check('bi_mul', -12345678901234567890n, -12345678901234567890n, 'big * big of equal sign');
+  check('bi_mul', 2n ** 200n, -(3n ** 100n), 'many limbs');
+
+  check('bi_minus', 12345678901234567891n, 12345678901234567890n, 'big - big back into i64');
+  check('bi_minus', 2n ** 63n, 1n, 'i64.MAX again');
+  check('bi_plus', -(2n ** 63n) - 1n, 1n, 'i64.MIN again');
+  check('bi_plus', 18446744073709551616n, -18446744073709551616n, 'zero');
+  check('bi_mul', 99999999999999999999n, 0n, 'times zero');
+  check('bi_mul', -99999999999999999999n, 1n, 'times one');
+
+  const chained = apply('bi_mul', apply('bi_mul', rt.v('4294967296'), rt.v('4294967296')), rt.v('2'));
+  t.equal(rt.dump(chained), '36893488147419103232', 'a computed big integer is an operand again');
+
+  // Operands of every size and sign, against BigInt.
+  let seed = 12345;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const randomInteger = () => {
+    const digits = 1 + Math.floor(random() * 45);
+    let text = `${1 + Math.floor(random() * 9)}`;
+    while (text.length < digits) text += `${Math.floor(random() * 10)}`;
+    return random() < 0.5 ? -BigInt(text) : BigInt(text);
+  };
+  const start = x.opa_heap_ptr_get();
+  const failures: string[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const [a, b] = [randomInteger(), randomInteger()];
+    for (const fn of Object.keys(exact)) {
+      const want = exact[fn]!(a, b);
+      const result = apply(fn, rt.v(`${a}`), rt.v(`${b}`));
+      const kind = want >= MIN && want <= MAX ? KIND_INT : KIND_BIG;
+      if (rt.dump(result) !== `${want}` || kindOf(result) !== kind) failures.push(`${fn}(${a}, ${b})`);
+    }
+    x.opa_heap_ptr_set(start);
+  }
+  t.same(failures, [], 'random operands');
+});
+
+t.test('big integers compare exactly and round-trip through JSON', async (t) => {
+  const product = x.bi_mul!(rt.v('4294967296'), rt.v('4294967297'));
+  const sum = x.bi_plus!(rt.v('9223372036854775807'), rt.v('2'));
+  t.equal(rt.dump(product), '18446744078004518912');
+  t.equal(x.rt_equal(product, rt.v('18446744078004518912')), 1, 'a computed big integer equals the parsed one');
+  t.equal(x.rt_equal(product, rt.v('18446744078004518913')), 0);
+  t.equal(x.rt_equal(sum, rt.v('9223372036854775809')), 1);
+  t.equal(rt.dump(x.bi_lt!(sum, product)), 'true', 'big < big');
+  t.equal(rt.dump(x.bi_gt!(product, rt.v('18446744078004518911'))), 'true', 'big > big differing in the last digit');
+  t.equal(rt.dump(x.bi_lt!(rt.v('9223372036854775807'), sum)), 'true', 'i64 < big');
+  t.equal(rt.dump(x.bi_gt!(rt.v('-9223372036854775808'), x.bi_minus!(rt.v('0'), sum))), 'true', 'i64 > negative big');
+
+  const ascending = [
+    '-100000000000000000000', '-99999999999999999999', '-9223372036854775809', '-9223372036854775808', '0',
+    '9223372036854775807', '9223372036854775808', '9223372036854775809', '18446744073709551616', '99999999999999999999',
+    '100000000000000000000',
+  ];
+  for (let i = 0; i + 1 < ascending.length; i++) {
+    const [a, b] = [ascending[i]!, ascending[i + 1]!];
+    t.equal(rt.call('bi_lt', a, b), 'true', `${a} < ${b}`);
+    t.equal(rt.call('bi_gt', a, b), 'false', `not ${a} > ${b}`);
+    t.equal(rt.call('bi_equal', a, b), 'false', `${a} != ${b}`);
+    t.equal(rt.call('bi_equal', a, a), 'true', `${a} == ${a}`);
+  }
+  t.equal(rt.call('bi_sort', '[100000000000000000000,-9223372036854775809,9223372036854775808,0,-99999999999999999999]'),
+    '[-99999999999999999999,-9223372036854775809,0,9223372036854775808,100000000000000000000]');
+
+  for (const value of [product, sum, x.bi_minus!(rt.v('-1'), sum), x.bi_mul!(product, product)]) {
+    const text = rt.dump(value)!;
+    const parsed = rt.v(text);
+    t.equal(x.rt_equal(parsed, value), 1, `${text} parses back to an equal value`);
+    t.equal(rt.dump(parsed), text, `${text} dumps the same again`);
+    t.match(text, /^-?[1-9]\d*$/, `${text} is integer text without leading zeros`);
+  }
+  t.equal(rt.dump(x.bi_mul!(product, product)), `${18446744078004518912n ** 2n}`);
+});
+
+t.test('sum and abs stay exact for integers', async (t) => {
+  t.equal(rt.call('bi_sum', '[9223372036854775807,9223372036854775807,2]'), '18446744073709551616');
+  t.equal(rt.call('bi_sum', '[99999999999999999999,-99999999999999999998]'), '1');
+  t.equal(rt.call('bi_sum', '[9007199254740993,1]'), '9007199254740994');
+  t.equal(rt.call('bi_sum', '[99999999999999999999,0.5]'), '100000000000000000000', 'a float makes the sum a float');
+  t.equal(rt.call('bi_abs', '-9223372036854775809'), '9223372036854775809');
+  t.equal(rt.dump(x.bi_abs!(x.bi_minus!(rt.v('-9223372036854775807'), rt.v('5')))), '9223372036854775812');
 });
 
 /**

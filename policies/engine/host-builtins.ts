@@ -3,7 +3,8 @@
  * handed to `loadPolicy` (OPA's Wasm modules call them through the `opa_builtinN` imports, and
  * modules built by `opa build -t wasm` call theirs the same way).
  *
- * Each receives its operands as parsed JSON and returns a JSON-able value. As in OPA without
+ * Each receives its operands as parsed JSON and returns a JSON-able value, or an ArrayBuffer of
+ * JSON text for a value JavaScript cannot hold exactly (see `exactInteger`). As in OPA without
  * `strict-builtin-errors`, operands of the wrong type or invalid patterns make the call undefined
  * (the function returns `undefined`) rather than failing the evaluation.
  */
@@ -72,11 +73,22 @@ function globMatch(pattern: unknown, delimiters: unknown, match: unknown): boole
 }
 
 /**
+ * An integer as the JSON text of a host builtin's result. The SDK JSON-stringifies a returned
+ * value (`_loadJSON` in opa-wasm), and a JavaScript number holds integers exactly only up to
+ * 2^53, while nanosecond timestamps are around 2^60; an ArrayBuffer it passes through as raw JSON
+ * text instead, which the module parses into an exact integer as OPA holds it.
+ */
+function exactInteger(n: bigint): ArrayBuffer {
+  const bytes = new TextEncoder().encode(n.toString());
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+/**
  * The clock of the evaluation under way. OPA answers `time.now_ns` with one value for a whole
  * evaluation, so that two calls in one policy agree; `withEvaluationClock` fixes it for the
  * duration of one synchronous evaluation.
  */
-let evaluationNowNs: number | undefined;
+let evaluationNowNs: bigint | undefined;
 let clockFixed = false;
 
 /**
@@ -94,23 +106,19 @@ export function withEvaluationClock<T>(evaluate: () => T): T {
   }
 }
 
-/**
- * `time.now_ns()`: nanoseconds since the epoch. Returned as a JSON number, which holds integers
- * exactly only up to 2^53, so the value is exact to about 256 ns — finer than the millisecond
- * wall clock it is read from.
- */
-function timeNowNs(): number {
-  if (clockFixed && evaluationNowNs !== undefined) return evaluationNowNs;
-  const now = Date.now() * 1_000_000;
+/** `time.now_ns()`: nanoseconds since the epoch, read from the millisecond wall clock. */
+function timeNowNs(): ArrayBuffer {
+  if (clockFixed && evaluationNowNs !== undefined) return exactInteger(evaluationNowNs);
+  const now = BigInt(Date.now()) * 1_000_000n;
   if (clockFixed) evaluationNowNs = now;
-  return now;
+  return exactInteger(now);
 }
 
-/** `time.parse_rfc3339_ns(s)`; the nanoseconds are exact until converted to a JSON number. */
-function timeParseRfc3339Ns(s: unknown): number | undefined {
+/** `time.parse_rfc3339_ns(s)`. */
+function timeParseRfc3339Ns(s: unknown): ArrayBuffer | undefined {
   if (!isString(s)) return undefined;
   const ns = parseRfc3339Ns(s);
-  return ns === undefined ? undefined : Number(ns);
+  return ns === undefined ? undefined : exactInteger(ns);
 }
 
 /** `net.cidr_contains(cidr, cidrOrIp)` for IPv4 and IPv6. */

@@ -84,7 +84,7 @@ export type Value = usize;
 /** A number held as an f64 (written with a fraction or exponent, or computed inexactly). */
 // @ts-ignore: decorator
 @inline export const NUMBER_FLOAT: u8 = 1;
-/** An integer too large for an i64: its source text, plus an f64 approximation for arithmetic. */
+/** An integer too large for an i64: its exact decimal text (parsed or computed by bignum.ts), plus an f64 approximation for mixed float arithmetic. */
 // @ts-ignore: decorator
 @inline export const NUMBER_BIG: u8 = 2;
 
