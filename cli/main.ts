@@ -4,6 +4,9 @@
  */
 const COMMANDS: Record<string, () => Promise<{ run(args: string[]): Promise<number>; summary: string }>> = {
   policies: () => import('./commands/policies.ts'),
+  serve: () => import('./commands/serve.ts'),
+  keys: () => import('./commands/keys.ts'),
+  audit: () => import('./commands/audit.ts'),
 };
 
 function usage(): string {

@@ -1,0 +1,118 @@
+import type { Database } from 'lmdb';
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import type { Env } from './env.ts';
+import type { Store } from './store.ts';
+
+/**
+ * The append-only, hash-chained audit log. Entry n stores the hash of entry n-1 and its own hash
+ * over everything else it holds, so changing, removing or reordering any entry breaks the chain
+ * from that point on. Entries are numbered from 1; the first links to GENESIS.
+ *
+ * The tail is read inside the write transaction rather than cached, so writers in other processes
+ * (the CLI) chain correctly behind the server: LMDB serialises write transactions.
+ */
+export const GENESIS = '0'.repeat(64);
+
+/** What a policy evaluation concluded, as recorded next to the call that asked for it. */
+export interface PolicyResultSummary {
+  allow: boolean;
+  gate: string | null;
+  nextAction: string | null;
+  reasons: string[];
+  error: string | null;
+}
+
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  requestId: string;
+  keyId: string | null;
+  env: Env | null;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  code: string | null;
+  decisionId: string | null;
+  traceRef: string | null;
+  policy: string | null;
+  moduleHash: string | null;
+  inputDigest: string | null;
+  result: PolicyResultSummary | null;
+  traceparent: string | null;
+  replayed: boolean;
+  prevHash: string;
+  hash: string;
+}
+
+export type AuditDraft = Omit<AuditEntry, 'seq' | 'prevHash' | 'hash'>;
+
+export interface ChainVerification {
+  ok: boolean;
+  entries: number;
+  head: string;
+  /** The first entry that does not hold, and why. */
+  broken: { seq: number; reason: string } | null;
+}
+
+export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
+  return sha256Hex(canonicalJson(entry));
+}
+
+export class AuditLog {
+  private readonly entries: Database<AuditEntry, number>;
+  private readonly traces: Database<true, [Env, string, number]>;
+
+  constructor(store: Store) {
+    this.entries = store.database<AuditEntry, number>('audit');
+    this.traces = store.database<true, [Env, string, number]>('audit-trace');
+  }
+
+  /** Appends one entry; call inside `store.commit` so it lands with the writes it describes. */
+  appendInTransaction(draft: AuditDraft): AuditEntry {
+    const tail = this.tail();
+    const linked = { ...draft, seq: tail.seq + 1, prevHash: tail.hash };
+    const entry: AuditEntry = { ...linked, hash: entryHash(linked) };
+    this.entries.put(entry.seq, entry);
+    if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);
+    return entry;
+  }
+
+  /** The last entry's number and hash (0 and GENESIS when empty). */
+  tail(): { seq: number; hash: string } {
+    for (const { value } of this.entries.getRange({ reverse: true, limit: 1 })) return { seq: value.seq, hash: value.hash };
+    return { seq: 0, hash: GENESIS };
+  }
+
+  /** A trace's entries in order, only those recorded in `env`. */
+  trace(env: Env, traceRef: string): AuditEntry[] {
+    const out: AuditEntry[] = [];
+    for (const key of this.traces.getKeys({ start: [env, traceRef, 0], end: [env, traceRef, Number.MAX_SAFE_INTEGER] })) {
+      const entry = this.entries.get(key[2]);
+      if (entry) out.push(entry);
+    }
+    return out;
+  }
+
+  *all(): Iterable<AuditEntry> {
+    for (const { value } of this.entries.getRange()) yield value;
+  }
+
+  /** Walks the chain from the first entry and names the first link that does not hold. */
+  verify(): ChainVerification {
+    let expectedSeq = 1;
+    let prevHash = GENESIS;
+    let count = 0;
+    for (const { key, value } of this.entries.getRange()) {
+      const broken = (reason: string): ChainVerification => ({ ok: false, entries: count, head: prevHash, broken: { seq: key, reason } });
+      if (key !== expectedSeq || value.seq !== key) return broken(`expected entry ${expectedSeq}, found ${value.seq} stored at ${key}`);
+      if (value.prevHash !== prevHash) return broken(`prevHash does not match the hash of entry ${key - 1}`);
+      const { hash, ...rest } = value;
+      if (entryHash(rest) !== hash) return broken('contents do not match the entry hash');
+      prevHash = hash;
+      expectedSeq++;
+      count++;
+    }
+    return { ok: true, entries: count, head: prevHash, broken: null };
+  }
+}

@@ -1,0 +1,66 @@
+import type { Env } from './env.ts';
+
+/**
+ * A governed decision as stored. `status` moves through the transitions in
+ * core/decision-transitions.ts; `gate` and `nextAction` are what the governing policy said.
+ */
+export type DecisionStatus = 'created' | 'approved' | 'rejected' | 'executed' | 'cancelled' | 'blocked';
+export type DecisionAction = 'create' | 'approve' | 'reject' | 'execute' | 'cancel';
+
+export interface ContextEntry {
+  source: string;
+  value: number;
+}
+
+export interface Approval {
+  keyId: string;
+  roles: string[];
+  at: string;
+  comment: string | null;
+}
+
+export interface HistoryEntry {
+  action: DecisionAction;
+  keyId: string;
+  at: string;
+  status: DecisionStatus;
+  comment: string | null;
+}
+
+export interface DecisionRecord {
+  id: string;
+  env: Env;
+  title: string;
+  policy: string;
+  moduleHash: string;
+  context: string | ContextEntry[];
+  inputs: string[];
+  objectives: string[];
+  status: DecisionStatus;
+  gate: string;
+  nextAction: string;
+  reasons: string[];
+  /** Approvals the policy asked for when the decision was created. */
+  requiredApprovals: { roles: string[]; count: number };
+  approvals: Approval[];
+  history: HistoryEntry[];
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  auditTrail: string;
+  /** What the decision governs beyond itself: a production key under security review. */
+  subject: { type: 'key'; id: string } | null;
+}
+
+/** The labels a context array carries, as the flat map policies read (`"ns:name": value`). */
+export function contextValues(context: DecisionRecord['context']): Record<string, number> {
+  const values: Record<string, number> = {};
+  if (Array.isArray(context)) for (const entry of context) values[entry.source] = entry.value;
+  return values;
+}
+
+/** The decision as the API returns it (the env is implied by the key that asks). */
+export function decisionView(record: DecisionRecord): Omit<DecisionRecord, 'env'> {
+  const { env: _env, ...view } = record;
+  return view;
+}

@@ -1,0 +1,36 @@
+/**
+ * Domain failures, named by a stable code. Core never speaks HTTP: the transport maps each code
+ * to a status line (proxy/http/problem.ts), so the same rule reads the same from the CLI.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'insufficient_scope'
+  | 'policy_denied'
+  | 'signature_invalid'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'invalid_transition'
+  | 'idempotency_mismatch'
+  | 'idempotency_in_flight'
+  | 'unknown_policy'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'not_ready'
+  | 'internal';
+
+export class GatehouseError extends Error {
+  readonly code: ErrorCode;
+  /** Extra members carried into the problem document (reasons, audit reference, …). */
+  readonly extensions: Record<string, unknown>;
+
+  constructor(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}) {
+    super(detail);
+    this.name = 'GatehouseError';
+    this.code = code;
+    this.extensions = extensions;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The gatehouse package: the server, its typed client, and the core types they share.
+ */
+export { startServer, DEFAULTS, type RunningServer, type ServerConfig } from './proxy/server.ts';
+export {
+  GatehouseClient,
+  type ClientOptions,
+  type Decision,
+  type DecisionAction,
+  type DecisionFilter,
+  type IssuedKey,
+  type Key,
+  type Trace,
+  type WriteOptions,
+} from './proxy/client/gatehouse-client.ts';
+export * from './proxy/client/errors.ts';
+export { openApiDocument } from './proxy/openapi.ts';
+export type { PolicyEvaluator, PolicyEvaluation, PolicyInfo, Verdict } from './core/policy-evaluator.ts';
+export type { AuditEntry, ChainVerification } from './core/audit-log.ts';
+export type { Env } from './core/env.ts';
+export { SCOPES, type Scope } from './core/scopes.ts';

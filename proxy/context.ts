@@ -1,0 +1,52 @@
+import type { PolicyCheck } from '../core/decision-workflow.ts';
+import type { DecisionRecord } from '../core/decision.ts';
+import type { IdempotencyKey } from '../core/idempotency.ts';
+import type { KeyRecord } from '../core/keys.ts';
+import type { SignatureFacts } from '../core/policy-input.ts';
+import type { Principal } from '../core/principal.ts';
+import type { RouteDef } from './route.ts';
+import type { Services } from './services.ts';
+
+/**
+ * Everything one request accumulates on its way through the pipeline (proxy/pipeline.ts). Each
+ * stage reads what earlier stages set and adds its own part.
+ */
+export interface RequestContext {
+  readonly services: Services;
+  readonly requestId: string;
+  readonly startedAt: number;
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: Record<string, string>;
+  readonly params: Record<string, string>;
+  readonly route: RouteDef | undefined;
+  /** The pattern that matched, or `unmatched`: the label for metrics and the audit entry. */
+  readonly routeLabel: string;
+  /** Methods the path accepts, when the route matched the path but not the method. */
+  readonly allowed: string[];
+  /** Arrived after shutdown began: answered 503 so the drain can finish. */
+  readonly lateForShutdown: boolean;
+  rawBody: Buffer | null;
+  bodyTooLarge: boolean;
+  /** The validated body and query, typed by the route that declared their schemas. */
+  body: unknown;
+  queryValues: unknown;
+  principal: Principal | null;
+  signature: SignatureFacts;
+  idempotency: { key: IdempotencyKey; fingerprint: string } | null;
+  replayed: boolean;
+  policyCheck: PolicyCheck | null;
+  /** The stored decision this call concerns (loaded by id, or created by it). */
+  decision: DecisionRecord | null;
+  /** A decision being created, until the policy lets it be stored; its trace still records a refusal. */
+  draft: DecisionRecord | null;
+  /** A key being issued, with its secret. */
+  issuedKey: { record: KeyRecord; secret: string } | null;
+  /** Writes that commit with the audit entry, in one transaction. */
+  writes: Array<() => void>;
+  /** Headers added by stages (rate limits, WWW-Authenticate, Allow), sent with any reply. */
+  responseHeaders: Record<string, string>;
+  errorCode: string | null;
+  closeConnection: boolean;
+}

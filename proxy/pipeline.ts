@@ -1,0 +1,83 @@
+import { GatehouseError } from '../core/errors.ts';
+import type { RequestContext } from './context.ts';
+import { asGatehouseError, problemReply } from './http/problem.ts';
+import type { Reply } from './http/reply.ts';
+import { commitWithAudit } from './stages/audit.ts';
+import { authenticate } from './stages/authenticate.ts';
+import { emit } from './stages/emit.ts';
+import { claimIdempotency, releaseIdempotency, rememberReply } from './stages/idempotency.ts';
+import { parseBody } from './stages/parse-body.ts';
+import { evaluatePolicy } from './stages/policy.ts';
+import { rateLimit } from './stages/rate-limit.ts';
+import { verifySignature } from './stages/verify-signature.ts';
+
+/**
+ * The request lifecycle, in a fixed order, each stage with one job:
+ *
+ *   authenticate → verify signature → rate limit → (validate) → idempotency → policy → handler
+ *   → audit → emit
+ *
+ * Any stage may refuse by throwing a GatehouseError; the refusal becomes a problem document and
+ * still goes through audit and emit. Nothing is written before the audit stage, which commits
+ * the call's writes and its audit entry together.
+ */
+export async function runPipeline(ctx: RequestContext): Promise<Reply> {
+  let reply: Reply;
+  try {
+    reply = await decide(ctx);
+  } catch (error) {
+    reply = refuse(ctx, error);
+  }
+  reply = { ...reply, headers: { ...reply.headers, ...ctx.responseHeaders } };
+  try {
+    await commitWithAudit(ctx, reply);
+  } catch (error) {
+    console.error(`gatehouse: ${ctx.requestId}: could not commit`, error);
+    ctx.writes = [];
+    reply = refuse(ctx, new GatehouseError('internal', 'the request could not be recorded'));
+    await commitWithAudit(ctx, reply).catch(() => {});
+  } finally {
+    releaseIdempotency(ctx);
+  }
+  emit(ctx);
+  return reply;
+}
+
+async function decide(ctx: RequestContext): Promise<Reply> {
+  if (ctx.lateForShutdown) {
+    ctx.closeConnection = true;
+    throw new GatehouseError('not_ready', 'the server is shutting down; retry against another instance');
+  }
+  const route = ctx.route;
+  if (!route) {
+    if (ctx.allowed.length) {
+      ctx.responseHeaders['allow'] = ctx.allowed.join(', ');
+      throw new GatehouseError('method_not_allowed', `${ctx.method} is not allowed here; use ${ctx.allowed.join(' or ')}`);
+    }
+    throw new GatehouseError('not_found', `no route for ${ctx.method} ${ctx.path}`);
+  }
+  authenticate(ctx);
+  verifySignature(ctx);
+  rateLimit(ctx);
+  parseBody(ctx);
+  const replay = claimIdempotency(ctx);
+  if (replay) return replay;
+  try {
+    evaluatePolicy(ctx);
+    const reply = await route.handle(ctx);
+    rememberReply(ctx, reply);
+    return reply;
+  } catch (error) {
+    // What the policy or handler refused is the request's outcome: a retry gets the same refusal.
+    const reply = refuse(ctx, error);
+    rememberReply(ctx, reply);
+    return reply;
+  }
+}
+
+function refuse(ctx: RequestContext, error: unknown): Reply {
+  const refusal = asGatehouseError(error);
+  if (refusal.code === 'internal' && !(error instanceof GatehouseError)) console.error(`gatehouse: ${ctx.requestId}:`, error);
+  ctx.errorCode = refusal.code;
+  return problemReply(refusal, ctx.requestId);
+}

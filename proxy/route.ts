@@ -1,0 +1,32 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { Scope } from '../core/scopes.ts';
+import type { RequestContext } from './context.ts';
+import type { Reply } from './http/reply.ts';
+
+/**
+ * One API route: what it needs (scope, body and query schemas), what it answers, and the two
+ * stages it contributes to the pipeline. The same definition drives routing, validation,
+ * authorisation and the OpenAPI document.
+ */
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** OpenAPI-style path: `/v1/decisions/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** `null` for public routes (no key needed). */
+  scope: Scope | null;
+  /** Ops probes stay out of the audit log; every /v1 call is recorded. */
+  audited: boolean;
+  body?: TSchema;
+  /** An empty body is accepted and read as `{}`. */
+  bodyOptional?: boolean;
+  query?: TSchema;
+  /** Accepts an `Idempotency-Key` header. */
+  idempotent?: boolean;
+  responses: Record<number, { description: string; schema?: TSchema; contentType?: string }>;
+  /** The policy stage: evaluate whatever governs this call and record it on the context. */
+  policy?(ctx: RequestContext): void;
+  /** The handler stage: compute the reply and queue the writes. */
+  handle(ctx: RequestContext): Reply | Promise<Reply>;
+}

@@ -1,0 +1,143 @@
+import type { Act } from '../../core/decision-workflow.ts';
+import { decisionView } from '../../core/decision.ts';
+import type { RequestContext } from '../context.ts';
+import { json } from '../http/reply.ts';
+import type { RouteDef } from '../route.ts';
+import {
+  ActionBody,
+  CreateDecisionBody,
+  Decision,
+  DecisionPage,
+  ListDecisionsQuery,
+  Problem,
+} from '../schemas.ts';
+import { requestFacts } from '../stages/policy.ts';
+import { principal } from './principal.ts';
+
+/**
+ * Decisions: create, read, list, and the four workflow actions. Every write is judged by the
+ * decision's own policy (core/decision-workflow.ts) in the policy stage, then applied in the
+ * handler stage.
+ */
+const problem = (description: string) => ({ description, schema: Problem, contentType: 'application/problem+json' });
+
+const COMMON_REFUSALS = {
+  400: problem('Malformed JSON or a body that does not match the schema.'),
+  401: problem('Missing, unknown, revoked or unreviewed API key.'),
+  403: problem('Insufficient scope, or denied by the policy (`policy_denied`).'),
+  429: problem('Rate limited.'),
+};
+
+/** POST /v1/decisions — create a decision under a named policy. */
+const create: RouteDef = {
+  method: 'POST',
+  path: '/v1/decisions',
+  operationId: 'createDecision',
+  summary: 'Create a governed decision; the named policy decides whether it may exist and what gates it.',
+  scope: 'decisions:write',
+  audited: true,
+  body: CreateDecisionBody,
+  idempotent: true,
+  responses: {
+    200: { description: 'Created. `gate` and `nextAction` say what the policy requires next.', schema: Decision },
+    ...COMMON_REFUSALS,
+    409: problem('An identical Idempotency-Key is still in flight.'),
+    413: problem('Body too large.'),
+    415: problem('Body is not JSON.'),
+    422: problem('Unknown policy, or Idempotency-Key reused with another body.'),
+  },
+  policy(ctx) {
+    const caller = principal(ctx);
+    const draft = ctx.services.workflow.draft(caller.env, caller, ctx.body as CreateDecisionBody);
+    ctx.draft = draft;
+    ctx.policyCheck = ctx.services.workflow.check('create', draft, caller, requestFacts(ctx));
+  },
+  handle(ctx) {
+    const { workflow } = ctx.services;
+    const record = workflow.applyCreate(ctx.draft!, ctx.policyCheck!);
+    ctx.decision = record;
+    ctx.writes.push(() => workflow.write(record));
+    return json(200, decisionView(record));
+  },
+};
+
+/** GET /v1/decisions/{id} — one decision in the caller's environment. */
+const get: RouteDef = {
+  method: 'GET',
+  path: '/v1/decisions/{id}',
+  operationId: 'getDecision',
+  summary: 'Read one decision.',
+  scope: 'decisions:read',
+  audited: true,
+  responses: { 200: { description: 'The decision.', schema: Decision }, ...COMMON_REFUSALS, 404: problem('No such decision in this environment.') },
+  handle(ctx) {
+    const record = ctx.services.workflow.load(principal(ctx).env, ctx.params.id!);
+    ctx.decision = record;
+    return json(200, decisionView(record));
+  },
+};
+
+/** GET /v1/decisions — decisions oldest first, filtered, a page at a time. */
+const list: RouteDef = {
+  method: 'GET',
+  path: '/v1/decisions',
+  operationId: 'listDecisions',
+  summary: 'List decisions oldest first; filter by status, policy and gate; page with `cursor`.',
+  scope: 'decisions:read',
+  audited: true,
+  query: ListDecisionsQuery,
+  responses: { 200: { description: 'One page; `nextCursor` is null on the last.', schema: DecisionPage }, ...COMMON_REFUSALS },
+  handle(ctx) {
+    const q = ctx.queryValues as ListDecisionsQuery;
+    const page = ctx.services.workflow.decisions.list(principal(ctx).env, { ...q, limit: q.limit ?? 50 });
+    return json(200, { data: page.data.map(decisionView), nextCursor: page.nextCursor });
+  },
+};
+
+const ACTION_SUMMARY: Record<Act, string> = {
+  approve: 'Approve a decision held at a gate; it becomes `approved` once it has the approvals its policy asked for.',
+  reject: 'Reject a decision awaiting approval.',
+  execute: 'Execute an approved decision (or one its policy let through); refused by the policy, it becomes `blocked`.',
+  cancel: 'Cancel a decision that has not been executed, rejected or cancelled.',
+};
+
+const ACTION_SCOPE = { approve: 'decisions:approve', reject: 'decisions:approve', execute: 'decisions:execute', cancel: 'decisions:write' } as const;
+
+/** POST /v1/decisions/{id}/{approve|reject|execute|cancel} — one workflow step, policy-checked. */
+function action(act: Act): RouteDef {
+  return {
+    method: 'POST',
+    path: `/v1/decisions/{id}/${act}`,
+    operationId: `${act}Decision`,
+    summary: ACTION_SUMMARY[act],
+    scope: ACTION_SCOPE[act],
+    audited: true,
+    body: ActionBody,
+    bodyOptional: true,
+    idempotent: true,
+    responses: {
+      200: { description: 'The decision after the step.', schema: Decision },
+      ...COMMON_REFUSALS,
+      404: problem('No such decision in this environment.'),
+      409: problem('The decision is not in a status this step can follow (`invalid_transition`), or a retry is in flight.'),
+      422: problem('Idempotency-Key reused with another body.'),
+    },
+    policy(ctx: RequestContext) {
+      const caller = principal(ctx);
+      const decision = ctx.services.workflow.load(caller.env, ctx.params.id!);
+      ctx.decision = decision;
+      ctx.policyCheck = ctx.services.workflow.check(act, decision, caller, requestFacts(ctx));
+    },
+    handle(ctx: RequestContext) {
+      const { workflow } = ctx.services;
+      const comment = (ctx.body as ActionBody).comment ?? null;
+      const { record, refusal } = workflow.applyAction(act, ctx.decision!, principal(ctx), ctx.policyCheck!, comment);
+      ctx.decision = record;
+      ctx.writes.push(() => workflow.write(record));
+      if (refusal) throw refusal;
+      return json(200, decisionView(record));
+    },
+  };
+}
+
+export const decisionRoutes: RouteDef[] = [create, list, get, action('approve'), action('reject'), action('execute'), action('cancel')];

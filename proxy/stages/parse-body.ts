@@ -1,0 +1,49 @@
+import { GatehouseError } from '../../core/errors.ts';
+import type { RequestContext } from '../context.ts';
+import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
+import { validate, validateQuery } from '../validation.ts';
+
+/**
+ * Validation, between rate limiting and idempotency (as Fastify validates before handlers): a
+ * body must be JSON, fit the size limit and match the route's schema; so must the query. A
+ * refused body is never claimed for idempotency, so a corrected retry with the same key runs.
+ */
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export function parseBody(ctx: RequestContext): void {
+  const route = ctx.route;
+  if (!route) return;
+  if (route.query) ctx.queryValues = validateQuery(route.query, ctx.query);
+  if (ctx.bodyTooLarge) {
+    ctx.closeConnection = true;
+    throw new GatehouseError('payload_too_large', `the body exceeds ${ctx.services.limits.bodyBytes} bytes`, {
+      limit: ctx.services.limits.bodyBytes,
+    });
+  }
+  if (!route.body) return;
+  const raw = ctx.rawBody;
+  if (!raw || raw.length === 0) {
+    if (route.bodyOptional) {
+      ctx.body = validate(route.body, {}, 'body');
+      return;
+    }
+    throw new GatehouseError('invalid_request', 'this route needs a JSON body');
+  }
+  const type = ctx.headers['content-type'] ?? '';
+  if (!JSON_TYPE.test(type)) {
+    throw new GatehouseError('unsupported_media_type', `send the body as application/json (got ${type || 'no content type'})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    throw new GatehouseError('invalid_request', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  ctx.body = validate(route.body, parsed, 'body');
+  const context = (ctx.body as { context?: unknown }).context;
+  if (typeof context === 'string' && Buffer.byteLength(context) > CONTEXT_TEXT_MAX_BYTES) {
+    throw new GatehouseError('invalid_request', 'context text exceeds 64 KiB', {
+      errors: [{ path: 'body/context', message: `Expected at most ${CONTEXT_TEXT_MAX_BYTES} bytes` }],
+    });
+  }
+}
