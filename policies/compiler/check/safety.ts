@@ -1,4 +1,4 @@
-import type { Body, Literal, Pos, Term } from '../parse/ast.ts';
+import { childTerms, type Body, type Literal, type Pos, type Term } from '../parse/ast.ts';
 import { CompileError } from '../errors.ts';
 import { isWildcard } from './names.ts';
 
@@ -22,42 +22,11 @@ function note(map: Map<string, Pos>, name: string, pos: Pos): void {
 
 /** Every local variable a term mentions outside comprehensions (closures have their own scope). */
 export function topLevelVars(term: Term, isLocal: IsLocal, into: Map<string, Pos>): void {
-  switch (term.type) {
-    case 'var':
-      if (isLocal(term.name)) note(into, term.name, term.pos);
-      return;
-    case 'ref':
-      topLevelVars(term.head, isLocal, into);
-      for (const key of term.path) topLevelVars(key, isLocal, into);
-      return;
-    case 'array':
-    case 'set':
-      for (const item of term.items) topLevelVars(item, isLocal, into);
-      return;
-    case 'object':
-      for (const [k, v] of term.entries) {
-        topLevelVars(k, isLocal, into);
-        topLevelVars(v, isLocal, into);
-      }
-      return;
-    case 'call':
-      for (const arg of term.args) topLevelVars(arg, isLocal, into);
-      return;
-    case 'binop':
-      topLevelVars(term.left, isLocal, into);
-      topLevelVars(term.right, isLocal, into);
-      return;
-    case 'neg':
-      topLevelVars(term.operand, isLocal, into);
-      return;
-    case 'member':
-      if (term.key) topLevelVars(term.key, isLocal, into);
-      topLevelVars(term.value, isLocal, into);
-      topLevelVars(term.collection, isLocal, into);
-      return;
-    default:
-      return;
+  if (term.type === 'var') {
+    if (isLocal(term.name)) note(into, term.name, term.pos);
+    return;
   }
+  for (const child of childTerms(term)) topLevelVars(child, isLocal, into);
 }
 
 /** Local variables a literal mentions outside closures. */
@@ -110,46 +79,9 @@ function closureInputs(body: Body, own: Term[], isLocal: IsLocal, outer: Set<str
 
 /** Calls `fn` with each comprehension directly inside a term (not nested ones). */
 function forEachClosure(term: Term, fn: (body: Body, own: Term[]) => void): void {
-  switch (term.type) {
-    case 'arraycomp':
-    case 'setcomp':
-      fn(term.body, [term.head]);
-      return;
-    case 'objectcomp':
-      fn(term.body, [term.key, term.value]);
-      return;
-    case 'ref':
-      forEachClosure(term.head, fn);
-      term.path.forEach((k) => forEachClosure(k, fn));
-      return;
-    case 'array':
-    case 'set':
-      term.items.forEach((i) => forEachClosure(i, fn));
-      return;
-    case 'object':
-      term.entries.forEach(([k, v]) => {
-        forEachClosure(k, fn);
-        forEachClosure(v, fn);
-      });
-      return;
-    case 'call':
-      term.args.forEach((a) => forEachClosure(a, fn));
-      return;
-    case 'binop':
-      forEachClosure(term.left, fn);
-      forEachClosure(term.right, fn);
-      return;
-    case 'neg':
-      forEachClosure(term.operand, fn);
-      return;
-    case 'member':
-      if (term.key) forEachClosure(term.key, fn);
-      forEachClosure(term.value, fn);
-      forEachClosure(term.collection, fn);
-      return;
-    default:
-      return;
-  }
+  if (term.type === 'arraycomp' || term.type === 'setcomp') fn(term.body, [term.head]);
+  else if (term.type === 'objectcomp') fn(term.body, [term.key, term.value]);
+  else for (const child of childTerms(term)) forEachClosure(child, fn);
 }
 
 /** Calls `fn` with every top-level term of a literal. */
@@ -180,44 +112,16 @@ function forEachTerm(lit: Literal, fn: (t: Term) => void): void {
 
 /** Vars in value positions are inputs; unbound vars used as ref keys are outputs. */
 function walkValue(term: Term, isLocal: IsLocal, usage: Usage): void {
-  switch (term.type) {
-    case 'var':
-      if (isLocal(term.name)) note(usage.inputs, term.name, term.pos);
-      return;
-    case 'ref':
-      walkValue(term.head, isLocal, usage);
-      for (const key of term.path) {
-        if (key.type === 'var' && isLocal(key.name)) note(usage.outputs, key.name, key.pos);
-        else walkValue(key, isLocal, usage);
-      }
-      return;
-    case 'array':
-    case 'set':
-      term.items.forEach((i) => walkValue(i, isLocal, usage));
-      return;
-    case 'object':
-      term.entries.forEach(([k, v]) => {
-        walkValue(k, isLocal, usage);
-        walkValue(v, isLocal, usage);
-      });
-      return;
-    case 'call':
-      term.args.forEach((a) => walkValue(a, isLocal, usage));
-      return;
-    case 'binop':
-      walkValue(term.left, isLocal, usage);
-      walkValue(term.right, isLocal, usage);
-      return;
-    case 'neg':
-      walkValue(term.operand, isLocal, usage);
-      return;
-    case 'member':
-      if (term.key) walkValue(term.key, isLocal, usage);
-      walkValue(term.value, isLocal, usage);
-      walkValue(term.collection, isLocal, usage);
-      return;
-    default:
-      return;
+  if (term.type === 'var') {
+    if (isLocal(term.name)) note(usage.inputs, term.name, term.pos);
+  } else if (term.type === 'ref') {
+    walkValue(term.head, isLocal, usage);
+    for (const key of term.path) {
+      if (key.type === 'var' && isLocal(key.name)) note(usage.outputs, key.name, key.pos);
+      else walkValue(key, isLocal, usage);
+    }
+  } else {
+    for (const child of childTerms(term)) walkValue(child, isLocal, usage);
   }
 }
 

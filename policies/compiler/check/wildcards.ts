@@ -1,4 +1,4 @@
-import type { Body, Literal, Module, Term } from '../parse/ast.ts';
+import { childTerms, type Body, type Literal, type Module, type Term } from '../parse/ast.ts';
 
 /**
  * Gives every `_` its own name (`$_0`, `$_1`, …) so that each wildcard is a distinct variable,
@@ -8,51 +8,17 @@ export function renameWildcards(modules: Module[]): void {
   let next = 0;
   const term = (t: Term | undefined): void => {
     if (!t) return;
-    switch (t.type) {
-      case 'var':
-        if (t.name === '_') t.name = `$_${next++}`;
-        return;
-      case 'ref':
-        term(t.head);
-        t.path.forEach(term);
-        return;
-      case 'array':
-      case 'set':
-        t.items.forEach(term);
-        return;
-      case 'object':
-        t.entries.forEach(([k, v]) => {
-          term(k);
-          term(v);
-        });
-        return;
-      case 'arraycomp':
-      case 'setcomp':
-        term(t.head);
-        body(t.body);
-        return;
-      case 'objectcomp':
-        term(t.key);
-        term(t.value);
-        body(t.body);
-        return;
-      case 'call':
-        t.args.forEach(term);
-        return;
-      case 'binop':
-        term(t.left);
-        term(t.right);
-        return;
-      case 'neg':
-        term(t.operand);
-        return;
-      case 'member':
-        term(t.key);
-        term(t.value);
-        term(t.collection);
-        return;
-      default:
-        return;
+    if (t.type === 'var') {
+      if (t.name === '_') t.name = `$_${next++}`;
+    } else if (t.type === 'arraycomp' || t.type === 'setcomp') {
+      term(t.head);
+      body(t.body);
+    } else if (t.type === 'objectcomp') {
+      term(t.key);
+      term(t.value);
+      body(t.body);
+    } else {
+      childTerms(t).forEach(term);
     }
   };
   const literal = (lit: Literal): void => {

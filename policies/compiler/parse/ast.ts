@@ -126,3 +126,29 @@ export interface Module {
   imports: Import[];
   rules: Rule[];
 }
+
+/**
+ * The terms directly inside a term, outside any comprehension body (a comprehension's head and
+ * body are its own scope; walkers that need them handle comprehensions themselves).
+ */
+export function childTerms(term: Term): Term[] {
+  switch (term.type) {
+    case 'ref':
+      return [term.head, ...term.path];
+    case 'array':
+    case 'set':
+      return term.items;
+    case 'object':
+      return term.entries.flat();
+    case 'call':
+      return term.args;
+    case 'binop':
+      return [term.left, term.right];
+    case 'neg':
+      return [term.operand];
+    case 'member':
+      return term.key ? [term.key, term.value, term.collection] : [term.value, term.collection];
+    default:
+      return [];
+  }
+}
