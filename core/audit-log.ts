@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { Env } from './env.ts';
+import { requestId } from './ids.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -53,6 +54,39 @@ export interface ChainVerification {
   head: string;
   /** The first entry that does not hold, and why. */
   broken: { seq: number; reason: string } | null;
+}
+
+/**
+ * An audit entry for an operation that is not an HTTP request (the server acting on its own, an
+ * operator using the command line): the request-only fields stay null.
+ */
+export function operationDraft(
+  method: 'SYSTEM' | 'CLI',
+  route: string,
+  keyId: string | null,
+  status: number,
+  extra: Partial<AuditDraft> = {},
+): AuditDraft {
+  return {
+    at: new Date().toISOString(),
+    requestId: requestId(),
+    keyId,
+    env: null,
+    method,
+    route,
+    path: '',
+    status,
+    code: null,
+    decisionId: null,
+    traceRef: null,
+    policy: null,
+    moduleHash: null,
+    inputDigest: null,
+    result: null,
+    traceparent: null,
+    replayed: false,
+    ...extra,
+  };
 }
 
 export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {

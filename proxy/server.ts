@@ -1,5 +1,5 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
-import type { AuditDraft } from '../core/audit-log.ts';
+import { operationDraft } from '../core/audit-log.ts';
 import type { Env } from '../core/env.ts';
 import { requestId } from '../core/ids.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
@@ -71,7 +71,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     draining: () => draining,
   });
   const adminKey = await services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) =>
-    services.audit.appendInTransaction(systemEntry('bootstrap admin key', record.id)),
+    services.audit.appendInTransaction(operationDraft('SYSTEM', 'bootstrap admin key', record.id, 0)),
   );
 
   const app = uWS.App();
@@ -202,25 +202,3 @@ function newContext(
   };
 }
 
-/** An audit entry for something the server did on its own (not a request). */
-export function systemEntry(what: string, keyId: string | null): AuditDraft {
-  return {
-    at: new Date().toISOString(),
-    requestId: requestId(),
-    keyId,
-    env: null,
-    method: 'SYSTEM',
-    route: what,
-    path: '',
-    status: 0,
-    code: null,
-    decisionId: null,
-    traceRef: null,
-    policy: null,
-    moduleHash: null,
-    inputDigest: null,
-    result: null,
-    traceparent: null,
-    replayed: false,
-  };
-}

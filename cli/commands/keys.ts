@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
-import { AuditLog, type AuditDraft } from '../../core/audit-log.ts';
+import { AuditLog, operationDraft, type AuditDraft } from '../../core/audit-log.ts';
 import { DecisionStore } from '../../core/decision-store.ts';
 import { DecisionWorkflow } from '../../core/decision-workflow.ts';
 import { isEnv, type Env } from '../../core/env.ts';
-import { requestId } from '../../core/ids.ts';
 import { KeyReview } from '../../core/key-review.ts';
 import { keyView, KeyRegistry } from '../../core/keys.ts';
 import { UNSIGNED } from '../../core/policy-input.ts';
@@ -34,26 +33,7 @@ scopes: ${SCOPES.join(', ')}`;
 const OPERATOR: Principal = { keyId: 'operator:cli', env: 'production', scopes: ['admin'], roles: ['operator'] };
 
 function cliEntry(route: string, status: number, extra: Partial<AuditDraft> = {}): AuditDraft {
-  return {
-    at: new Date().toISOString(),
-    requestId: requestId(),
-    keyId: OPERATOR.keyId,
-    env: null,
-    method: 'CLI',
-    route,
-    path: '',
-    status,
-    code: null,
-    decisionId: null,
-    traceRef: null,
-    policy: null,
-    moduleHash: null,
-    inputDigest: null,
-    result: null,
-    traceparent: null,
-    replayed: false,
-    ...extra,
-  };
+  return operationDraft('CLI', route, OPERATOR.keyId, status, extra);
 }
 
 const list = (text: string | undefined) => (text ? text.split(',').map((s) => s.trim()).filter(Boolean) : []);
