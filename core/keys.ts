@@ -30,17 +30,7 @@ export interface KeyRecord {
 }
 
 /** What the API shows of a key: never the hash. */
-export interface KeyView {
-  id: string;
-  env: Env;
-  name: string | null;
-  scopes: string[];
-  roles: string[];
-  status: KeyStatus;
-  createdAt: string;
-  createdBy: string | null;
-  reviewDecisionId: string | null;
-}
+export type KeyView = Omit<KeyRecord, 'hash' | 'updatedAt'>;
 
 export interface IssueKeyRequest {
   env: Env;

@@ -1,7 +1,19 @@
 import type { TSchema } from '@sinclair/typebox';
+import { Problem } from './schemas.ts';
 import type { Scope } from '../core/scopes.ts';
 import type { RequestContext } from './context.ts';
 import type { Reply } from './http/reply.ts';
+
+export interface RouteResponse {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+}
+
+/** A documented RFC 9457 problem+json answer. */
+export function problemResponse(description: string): RouteResponse {
+  return { description, schema: Problem, contentType: 'application/problem+json' };
+}
 
 /**
  * One API route: what it needs (scope, body and query schemas), what it answers, and the two
@@ -24,7 +36,7 @@ export interface RouteDef {
   query?: TSchema;
   /** Accepts an `Idempotency-Key` header. */
   idempotent?: boolean;
-  responses: Record<number, { description: string; schema?: TSchema; contentType?: string }>;
+  responses: Record<number, RouteResponse>;
   /** The policy stage: evaluate whatever governs this call and record it on the context. */
   policy?(ctx: RequestContext): void;
   /** The handler stage: compute the reply and queue the writes. */

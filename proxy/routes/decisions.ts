@@ -2,14 +2,13 @@ import type { Act } from '../../core/decision-workflow.ts';
 import { decisionView } from '../../core/decision.ts';
 import type { RequestContext } from '../context.ts';
 import { json } from '../http/reply.ts';
-import type { RouteDef } from '../route.ts';
+import { problemResponse, type RouteDef } from '../route.ts';
 import {
   ActionBody,
   CreateDecisionBody,
   Decision,
   DecisionPage,
   ListDecisionsQuery,
-  Problem,
 } from '../schemas.ts';
 import { requestFacts } from '../stages/policy.ts';
 import { principal } from './principal.ts';
@@ -19,13 +18,12 @@ import { principal } from './principal.ts';
  * decision's own policy (core/decision-workflow.ts) in the policy stage, then applied in the
  * handler stage.
  */
-const problem = (description: string) => ({ description, schema: Problem, contentType: 'application/problem+json' });
 
 const COMMON_REFUSALS = {
-  400: problem('Malformed JSON or a body that does not match the schema.'),
-  401: problem('Missing, unknown, revoked or unreviewed API key.'),
-  403: problem('Insufficient scope, or denied by the policy (`policy_denied`).'),
-  429: problem('Rate limited.'),
+  400: problemResponse('Malformed JSON or a body that does not match the schema.'),
+  401: problemResponse('Missing, unknown, revoked or unreviewed API key.'),
+  403: problemResponse('Insufficient scope, or denied by the policy (`policy_denied`).'),
+  429: problemResponse('Rate limited.'),
 };
 
 /** POST /v1/decisions — create a decision under a named policy. */
@@ -41,10 +39,10 @@ const create: RouteDef = {
   responses: {
     200: { description: 'Created. `gate` and `nextAction` say what the policy requires next.', schema: Decision },
     ...COMMON_REFUSALS,
-    409: problem('An identical Idempotency-Key is still in flight.'),
-    413: problem('Body too large.'),
-    415: problem('Body is not JSON.'),
-    422: problem('Unknown policy, or Idempotency-Key reused with another body.'),
+    409: problemResponse('An identical Idempotency-Key is still in flight.'),
+    413: problemResponse('Body too large.'),
+    415: problemResponse('Body is not JSON.'),
+    422: problemResponse('Unknown policy, or Idempotency-Key reused with another body.'),
   },
   policy(ctx) {
     const caller = principal(ctx);
@@ -69,7 +67,7 @@ const get: RouteDef = {
   summary: 'Read one decision.',
   scope: 'decisions:read',
   audited: true,
-  responses: { 200: { description: 'The decision.', schema: Decision }, ...COMMON_REFUSALS, 404: problem('No such decision in this environment.') },
+  responses: { 200: { description: 'The decision.', schema: Decision }, ...COMMON_REFUSALS, 404: problemResponse('No such decision in this environment.') },
   handle(ctx) {
     const record = ctx.services.workflow.load(principal(ctx).env, ctx.params.id!);
     ctx.decision = record;
@@ -118,9 +116,9 @@ function action(act: Act): RouteDef {
     responses: {
       200: { description: 'The decision after the step.', schema: Decision },
       ...COMMON_REFUSALS,
-      404: problem('No such decision in this environment.'),
-      409: problem('The decision is not in a status this step can follow (`invalid_transition`), or a retry is in flight.'),
-      422: problem('Idempotency-Key reused with another body.'),
+      404: problemResponse('No such decision in this environment.'),
+      409: problemResponse('The decision is not in a status this step can follow (`invalid_transition`), or a retry is in flight.'),
+      422: problemResponse('Idempotency-Key reused with another body.'),
     },
     policy(ctx: RequestContext) {
       const caller = principal(ctx);

@@ -1,8 +1,8 @@
 import { GatehouseError } from '../../core/errors.ts';
 import { idSuffix } from '../../core/ids.ts';
 import { json } from '../http/reply.ts';
-import type { RouteDef } from '../route.ts';
-import { Problem, Trace, TraceQuery } from '../schemas.ts';
+import { problemResponse, type RouteDef } from '../route.ts';
+import { Trace, TraceQuery } from '../schemas.ts';
 import { principal } from './principal.ts';
 
 /**
@@ -20,8 +20,8 @@ const trace: RouteDef = {
   query: TraceQuery,
   responses: {
     200: { description: 'The trace.', schema: Trace },
-    400: { description: 'Missing `ref`.', schema: Problem, contentType: 'application/problem+json' },
-    404: { description: 'No entries for this reference in this environment.', schema: Problem, contentType: 'application/problem+json' },
+    400: problemResponse('Missing `ref`.'),
+    404: problemResponse('No entries for this reference in this environment.'),
   },
   handle(ctx) {
     const { ref } = ctx.queryValues as TraceQuery;

@@ -4,8 +4,8 @@ import { keyView, type KeyRecord } from '../../core/keys.ts';
 import type { Principal } from '../../core/principal.ts';
 import type { RequestContext } from '../context.ts';
 import { json } from '../http/reply.ts';
-import type { RouteDef } from '../route.ts';
-import { CreatedKey, CreateKeyBody, Key, KeyList, ListKeysQuery, Problem } from '../schemas.ts';
+import { problemResponse, type RouteDef } from '../route.ts';
+import { CreatedKey, CreateKeyBody, Key, KeyList, ListKeysQuery } from '../schemas.ts';
 import { requestFacts } from '../stages/policy.ts';
 import { principal } from './principal.ts';
 
@@ -14,7 +14,6 @@ import { principal } from './principal.ts';
  * both. Production keys are issued `pending_review` with a security-review decision
  * (core/key-review.ts) that an admin approves through the decisions API.
  */
-const problem = (description: string) => ({ description, schema: Problem, contentType: 'application/problem+json' });
 
 /** The environments whose keys `caller` may see and manage. */
 function manageable(caller: Principal): readonly Env[] {
@@ -32,10 +31,10 @@ const create: RouteDef = {
   body: CreateKeyBody,
   responses: {
     201: { description: 'Issued. `key` is the secret, shown only here.', schema: CreatedKey },
-    400: problem('Invalid body.'),
-    401: problem('Missing or invalid API key.'),
-    403: problem('Not an admin key, a sandbox admin asking for a production key, or the review policy refused.'),
-    422: problem('The security-review policy is not loaded.'),
+    400: problemResponse('Invalid body.'),
+    401: problemResponse('Missing or invalid API key.'),
+    403: problemResponse('Not an admin key, a sandbox admin asking for a production key, or the review policy refused.'),
+    422: problemResponse('The security-review policy is not loaded.'),
   },
   policy(ctx) {
     const caller = principal(ctx);
@@ -77,7 +76,7 @@ const list: RouteDef = {
   scope: 'admin',
   audited: true,
   query: ListKeysQuery,
-  responses: { 200: { description: 'The keys.', schema: KeyList }, 401: problem('Missing or invalid API key.'), 403: problem('Not an admin key.') },
+  responses: { 200: { description: 'The keys.', schema: KeyList }, 401: problemResponse('Missing or invalid API key.'), 403: problemResponse('Not an admin key.') },
   handle(ctx) {
     const { env } = ctx.queryValues as ListKeysQuery;
     const envs = manageable(principal(ctx)).filter((e) => env === undefined || e === env);
@@ -96,10 +95,10 @@ const revoke: RouteDef = {
   idempotent: true,
   responses: {
     200: { description: 'The revoked key.', schema: Key },
-    401: problem('Missing or invalid API key.'),
-    403: problem('Not an admin key.'),
-    404: problem('No such key (or not one this admin manages).'),
-    409: problem('Already revoked, or a retry is in flight.'),
+    401: problemResponse('Missing or invalid API key.'),
+    403: problemResponse('Not an admin key.'),
+    404: problemResponse('No such key (or not one this admin manages).'),
+    409: problemResponse('Already revoked, or a retry is in flight.'),
   },
   handle(ctx: RequestContext) {
     const { keys, rateLimiter } = ctx.services;

@@ -1,8 +1,8 @@
 import { GatehouseError } from '../../core/errors.ts';
 import { json } from '../http/reply.ts';
 import { openApiDocument } from '../openapi.ts';
-import type { RouteDef } from '../route.ts';
-import { Health, Problem } from '../schemas.ts';
+import { problemResponse, type RouteDef } from '../route.ts';
+import { Health } from '../schemas.ts';
 
 /**
  * Operations endpoints: liveness, readiness, Prometheus metrics and the API description. They
@@ -32,7 +32,7 @@ const readyz: RouteDef = {
   audited: false,
   responses: {
     200: { description: 'Ready to serve decisions.', schema: Health },
-    503: { description: 'Not ready; `detail` says why.', schema: Problem, contentType: 'application/problem+json' },
+    503: problemResponse('Not ready; `detail` says why.'),
   },
   handle(ctx) {
     const { store, evaluator, draining } = ctx.services;
