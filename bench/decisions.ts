@@ -4,121 +4,20 @@
  * a durable LMDB commit of the decision with its audit entry) against two baselines serving the
  * same JSON with no work at all: a raw uWebSockets.js handler (the ceiling) and a node:http one.
  *
- * The server under test runs in this process; the load generator runs in a child process (this
- * same file with `--loadgen`) so they do not share a core. Each target is measured at maximum
- * throughput (closed loop: every connection sends its next request when the last one returns)
- * and open loop at fixed rates, where latency counts from when a request was due, not when it
- * was sent, so a stalled server is not hidden by a stalled client (coordinated omission).
+ * The server under test runs in this process; the load generator (bench/lib/load.ts) runs in a
+ * child process. Each target is measured at maximum throughput and open loop at fixed rates.
  *
  *   node --import tsx bench/decisions.ts [--duration 10] [--rates 1000,2500,5000] [--connections 64]
  *
  * Results go to bench/results/decisions.json and a table on stdout.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-
-interface LoadSpec {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  /** 0 = as fast as the connections allow. */
-  rate: number;
-  durationS: number;
-  warmupS: number;
-  connections: number;
-}
-
-interface LoadResult {
-  requests: number;
-  errors: number;
-  statuses: Record<string, number>;
-  throughput: number;
-  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number };
-}
-
-const SELF = fileURLToPath(import.meta.url);
-
-// ---------------------------------------------------------------------------------------------
-// The load generator (child process).
-
-async function generateLoad(spec: LoadSpec): Promise<LoadResult> {
-  const { Pool } = await import('undici');
-  const hdr = await import('hdr-histogram-js');
-  const url = new URL(spec.url);
-  const pool = new Pool(url.origin, { connections: spec.connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
-  const statuses: Record<string, number> = {};
-  let errors = 0;
-  let recording = false;
-  let completed = 0;
-
-  const send = async (dueNs: bigint) => {
-    try {
-      const { statusCode, body } = await pool.request({ path: url.pathname, method: 'POST', headers: spec.headers, body: spec.body });
-      await body.dump();
-      if (recording) {
-        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-        histogram.recordValue(Math.max(1, Number((process.hrtime.bigint() - dueNs) / 1000n)));
-        completed++;
-      }
-    } catch {
-      if (recording) errors++;
-    }
-  };
-
-  const phase = async (seconds: number) => {
-    const started = process.hrtime.bigint();
-    const end = started + BigInt(Math.round(seconds * 1e9));
-    if (spec.rate === 0) {
-      // Closed loop: each connection keeps one request outstanding.
-      await Promise.all(
-        Array.from({ length: spec.connections }, async () => {
-          while (process.hrtime.bigint() < end) await send(process.hrtime.bigint());
-        }),
-      );
-      return;
-    }
-    // Open loop: every millisecond, send whatever is due by the schedule.
-    const intervalNs = 1e9 / spec.rate;
-    let sent = 0;
-    const inFlight = new Set<Promise<void>>();
-    while (true) {
-      const now = process.hrtime.bigint();
-      if (now >= end) break;
-      const due = Math.floor(Number(now - started) / intervalNs);
-      for (; sent < due; sent++) {
-        const p = send(started + BigInt(Math.round(sent * intervalNs)));
-        inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
-      }
-      await new Promise((r) => setTimeout(r, 1));
-    }
-    await Promise.all(inFlight);
-  };
-
-  await phase(spec.warmupS);
-  recording = true;
-  const t0 = process.hrtime.bigint();
-  await phase(spec.durationS);
-  const elapsedS = Number(process.hrtime.bigint() - t0) / 1e9;
-  await pool.close();
-  const ms = (p: number) => Math.round(histogram.getValueAtPercentile(p)) / 1000;
-  return {
-    requests: completed,
-    errors,
-    statuses,
-    throughput: Math.round(completed / elapsedS),
-    latencyMs: { p50: ms(50), p90: ms(90), p99: ms(99), p999: ms(99.9), max: Math.round(histogram.maxValue) / 1000 },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The targets (this process).
+import { runLoad, type LoadResult } from './lib/load.ts';
 
 interface Target {
   name: string;
@@ -216,15 +115,6 @@ async function nodeHttpTarget(sample: string): Promise<Target> {
   };
 }
 
-function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--loadgen', JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
-  });
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -292,9 +182,4 @@ async function main(): Promise<void> {
   console.log(`written to ${values.out}`);
 }
 
-const loadgen = process.argv.indexOf('--loadgen');
-if (loadgen !== -1) {
-  process.stdout.write(JSON.stringify(await generateLoad(JSON.parse(process.argv[loadgen + 1]!) as LoadSpec)));
-} else {
-  await main();
-}
+await main();
