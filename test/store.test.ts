@@ -1,0 +1,62 @@
+import t from 'tap';
+import { Store } from '../core/store.ts';
+import { tempDir } from './helpers/gatehouse.ts';
+
+/**
+ * The store's group commit: concurrent transactions share one LMDB commit, yet each one succeeds
+ * or fails on its own.
+ */
+for (const durability of ['commit', 'flush'] as const) {
+  t.test(`${durability}: a failing transaction in a shared batch rolls back only its own writes`, async (t) => {
+    const store = Store.open({ dataDir: tempDir(t), durability });
+    t.teardown(() => store.close());
+    const db = store.database<string, string>('items');
+    const ran: string[] = [];
+    const results = await Promise.allSettled([
+      store.commit(() => {
+        db.put('a', 'first');
+        store.afterCommit(() => ran.push('a'));
+        return 'a done';
+      }),
+      store.commit(() => {
+        db.put('b', 'half-written');
+        store.afterCommit(() => ran.push('b'));
+        throw new Error('refused halfway');
+      }),
+      store.commit(() => {
+        db.put('c', 'third');
+        store.afterCommit(() => ran.push('c'));
+        return 'c done';
+      }),
+    ]);
+    t.same(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+      ['a done', 'refused halfway', 'c done'],
+    );
+    t.equal(db.get('a'), 'first');
+    t.equal(db.get('b'), undefined, 'the failed transaction left nothing behind');
+    t.equal(db.get('c'), 'third');
+    t.same(ran, ['a', 'c'], 'after-commit work runs for committed transactions only');
+  });
+
+  t.test(`${durability}: close commits what was queued, then refuses new work; a reopened store has it`, async (t) => {
+    const dataDir = tempDir(t);
+    const store = Store.open({ dataDir, durability });
+    const db = store.database<number, number>('counts');
+    const pending = Array.from({ length: 50 }, (_, i) => store.commit(() => db.put(i, i * i)));
+    await store.close();
+    await Promise.all(pending);
+    await t.rejects(store.commit(() => db.put(99, 0)), /closed/);
+    const reopened = Store.open({ dataDir, durability });
+    t.teardown(() => reopened.close());
+    const again = reopened.database<number, number>('counts');
+    t.equal(again.get(49), 49 * 49);
+    t.equal([...again.getKeys()].length, 50);
+  });
+}
+
+t.test('afterCommit outside a transaction is a programming error', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  t.throws(() => store.afterCommit(() => {}), /only valid inside store.commit/);
+});
