@@ -93,3 +93,17 @@ test_production_admin_must_sign if {
 	signed := object.union(inp, {"request": {"signature": {"verified": true, "keyId": "jwk_admin_2", "alg": "ecdsa-p256-sha256"}}})
 	policy.allow with input as signed
 }
+
+test_the_host_operator_opens_a_review_unsigned if {
+	operator := {"keyId": "operator:cli", "env": "production", "scopes": ["admin"], "roles": ["operator"]}
+	inp := request("create", operator, object.union(review([]), {"createdBy": "operator:cli"}))
+	not policy.requireSignature with input as inp
+	policy.allow with input as inp
+}
+
+test_an_api_key_cannot_pass_for_the_operator if {
+	prod := object.union(second_admin, {"env": "production", "roles": ["operator"]})
+	inp := request("approve", prod, review([]))
+	policy.requireSignature with input as inp
+	not policy.allow with input as inp
+}

@@ -1,16 +1,22 @@
 import { GatehouseError } from '../../core/errors.ts';
+import { looksLikeJwt } from '../../core/jwt-identities.ts';
 import { principalOf } from '../../core/keys.ts';
+import type { Principal } from '../../core/principal.ts';
 import { hasScope } from '../../core/scopes.ts';
 import type { RequestContext } from '../context.ts';
 
 /**
- * Stage 1: who is calling, and may they call this route. A missing, unknown, revoked or
- * not-yet-reviewed key is 401 with a Bearer challenge; a key without the route's scope is 403.
+ * Stage 1: who is calling, and may they call this route. The bearer token is an API key, or,
+ * when JWT issuers are configured, a JWT from one of them (core/jwt-identities.ts). A missing,
+ * unknown, revoked or not-yet-reviewed key, or a JWT that does not verify, is 401 with a Bearer
+ * challenge; a caller without the route's scope is 403 (unless the route is the caller's own,
+ * see `RouteDef.selfService`).
  */
 const CHALLENGE = 'Bearer realm="gatehouse"';
 
-export function authenticate(ctx: RequestContext): void {
-  const scope = ctx.route?.scope;
+export async function authenticate(ctx: RequestContext): Promise<void> {
+  const route = ctx.route;
+  const scope = route?.scope;
   if (!scope) return;
   const header = ctx.headers['authorization'] ?? '';
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -18,15 +24,29 @@ export function authenticate(ctx: RequestContext): void {
     ctx.responseHeaders['www-authenticate'] = CHALLENGE;
     throw new GatehouseError('unauthenticated', 'send an API key as `Authorization: Bearer <key>`');
   }
-  const record = ctx.services.keys.lookup(match[1]!);
+  const principal = await identify(ctx, match[1]!);
+  ctx.principal = principal;
+  if (!hasScope(principal.scopes, scope) && !(route.selfService && ctx.params.id === principal.keyId)) {
+    ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`;
+    throw new GatehouseError('insufficient_scope', `this route needs the ${scope} scope`, { required: scope });
+  }
+}
+
+async function identify(ctx: RequestContext, token: string): Promise<Principal> {
+  const jwt = ctx.services.jwtIdentities;
+  if (jwt && looksLikeJwt(token)) {
+    try {
+      return await jwt.verify(token);
+    } catch (error) {
+      ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="invalid_token"`;
+      throw error;
+    }
+  }
+  const record = ctx.services.keys.lookup(token);
   if (!record || record.status !== 'active') {
     ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="invalid_token"`;
     const why = !record ? 'is not known' : record.status === 'pending_review' ? 'is pending security review' : `is ${record.status}`;
     throw new GatehouseError('unauthenticated', `this API key ${why}`);
   }
-  ctx.principal = principalOf(record);
-  if (!hasScope(record.scopes, scope)) {
-    ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`;
-    throw new GatehouseError('insufficient_scope', `this route needs the ${scope} scope`, { required: scope });
-  }
+  return principalOf(record);
 }

@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import type { Database } from 'lmdb';
+import type { Store } from '../store.ts';
+
+/**
+ * Refuses a signature seen before: the same signature bytes, or the same `nonce` from the same
+ * signing key, while the signature could still be accepted. What has been seen is kept in LMDB
+ * (so a restart does not reopen the window) until it could no longer verify anyway, and pruned
+ * periodically. Markers of requests still being committed are also held in memory, so two
+ * copies of a signature arriving together cannot both pass.
+ */
+export interface ReplayMarkers {
+  signature: Buffer;
+  /** The signing key that made the signature; scopes the nonce. */
+  signer: string;
+  nonce: string | null;
+}
+
+export class ReplayGuard {
+  private readonly seen: Database<number, string>;
+  private readonly pending = new Map<string, number>();
+
+  constructor(store: Store) {
+    this.seen = store.database<number, string>('signature-replay');
+  }
+
+  private markers(request: ReplayMarkers): string[] {
+    const out = [`sig:${createHash('sha256').update(request.signature).digest('base64url')}`];
+    if (request.nonce !== null) out.push(`nonce:${request.signer}:${request.nonce}`);
+    return out;
+  }
+
+  /**
+   * Records the markers until `until` (ms since the epoch) and returns true, or returns false
+   * when one of them was seen and has not expired.
+   */
+  claim(request: ReplayMarkers, until: number, now = Date.now()): boolean {
+    const markers = this.markers(request);
+    for (const marker of markers) {
+      const expiry = this.pending.get(marker) ?? this.seen.get(marker);
+      if (expiry !== undefined && expiry > now) return false;
+    }
+    for (const marker of markers) {
+      this.pending.set(marker, until);
+      void this.seen.put(marker, until).finally(() => this.pending.delete(marker));
+    }
+    return true;
+  }
+
+  /** Deletes markers that have expired; returns how many. */
+  async purgeExpired(store: Store, now = Date.now()): Promise<number> {
+    const expired: string[] = [];
+    for (const { key, value } of this.seen.getRange()) if (value <= now) expired.push(key);
+    if (expired.length) await store.commit(() => expired.forEach((key) => this.seen.remove(key)));
+    return expired.length;
+  }
+}
