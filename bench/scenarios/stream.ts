@@ -1,0 +1,196 @@
+/**
+ * Events out of Gatehouse: fan-out of decision events over `WS /v1/streaming` to many
+ * subscribers, and signed webhook deliveries to a local receiver.
+ *
+ * - Stream: N subscribers (100 and 1,000; quick: 10 and 50) on `decisions`, in a child process
+ *   (bench/lib/stream-subscribers.ts) so that receiving does not share the sidecar's event loop.
+ *   Decisions are created open loop at fixed rates; latency runs from the moment a POST is sent to
+ *   the moment its `decision.created` event reaches each subscriber (every subscriber's receipt is
+ *   one sample), so it includes the policy, the durable commit and the publish.
+ * - Webhooks: one endpoint, a receiver in the same child process; a burst of decisions created
+ *   with bounded concurrency; deliveries per second from the first POST to the last receipt, and
+ *   the same POST-to-receipt latency. Deliveries to one endpoint are sequential by design (order is
+ *   kept per endpoint), so this is the per-endpoint rate: round trip plus one commit per delivery.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
+import { decodeHistogram, summarise } from '../lib/histogram.ts';
+
+const SUBSCRIBERS = fileURLToPath(new URL('../lib/stream-subscribers.ts', import.meta.url));
+const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Gatehouse {
+  url: string;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Gatehouse on a fresh data directory, rate limits lifted, webhooks allowed to reach 127.0.0.1. */
+async function startGatehouse(workDir: string): Promise<Gatehouse> {
+  const { PolicyEngine } = await import('../../policies/engine/index.ts');
+  const { startServer } = await import('../../proxy/server.ts');
+  const dir = mkdtempSync(path.join(workDir, 'gatehouse-stream-'));
+  const engine = await PolicyEngine.open({ sourceDir: fileURLToPath(new URL('../../policies/rego', import.meta.url)), buildDir: path.join(dir, 'policies') });
+  const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
+  const server = await startServer({
+    dataDir: dir,
+    policies: engine,
+    port: 0,
+    rateLimits: { sandbox: unlimited, production: unlimited },
+    // Request signatures are not what is measured; the bootstrap admin issues the key unsigned.
+    signatures: 'off',
+    // A thousand subscribers each buffering a burst: give them room before they count as slow.
+    streaming: { maxBackpressureBytes: 16 * 1024 * 1024 },
+    webhooks: { allow: ['127.0.0.1'] },
+  });
+  const issued = await fetch(`${server.url}/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.adminKey.generated!}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ env: 'sandbox', scopes: ['decisions:read', 'decisions:write', 'stream:subscribe', 'webhooks:manage'] }),
+  }).then((r) => r.json() as Promise<{ key: string }>);
+  return {
+    url: server.url,
+    headers: { authorization: `Bearer ${issued.key}`, 'content-type': 'application/json' },
+    stop: async () => {
+      await server.close();
+      await engine.close();
+    },
+  };
+}
+
+/** Creates one decision; its title carries when it was sent (or `warmup`). Resolves to whether it was created. */
+async function createDecision(gatehouse: Gatehouse, measured: boolean): Promise<boolean> {
+  const title = measured ? `bench ${nowUs()}` : 'warmup';
+  const response = await fetch(`${gatehouse.url}/v1/decisions`, {
+    method: 'POST',
+    headers: gatehouse.headers,
+    body: JSON.stringify({ title, policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 5 }] }),
+  }).catch(() => null);
+  await response?.arrayBuffer();
+  return response?.status === 200;
+}
+
+/** Open loop: one decision every 1/rate s for `seconds`, not waiting for answers. Resolves to how many were created. */
+async function createAtRate(gatehouse: Gatehouse, rate: number, seconds: number, measured: boolean): Promise<number> {
+  const total = Math.max(1, Math.round(rate * seconds));
+  const start = performance.now();
+  const pending: Promise<boolean>[] = [];
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(createDecision(gatehouse, measured));
+  }
+  return (await Promise.all(pending)).filter(Boolean).length;
+}
+
+/** The child process and a typed request/response over its IPC channel. */
+function startSubscribers(): { child: ChildProcess; ask<T>(command: object, answer: string): Promise<T> } {
+  const child = fork(SUBSCRIBERS, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return {
+    child,
+    ask: <T>(command: object, answer: string) =>
+      new Promise<T>((resolve, reject) => {
+        const onMessage = (message: { type: string }) => {
+          if (message.type !== answer) return;
+          child.off('message', onMessage);
+          child.off('exit', onExit);
+          resolve(message as T);
+        };
+        const onExit = (code: number | null) => reject(new Error(`the subscriber process exited (${code}) while waiting for ${answer}`));
+        child.on('message', onMessage);
+        child.once('exit', onExit);
+        child.send(command);
+      }),
+  };
+}
+
+async function run(options: ScenarioOptions): Promise<ScenarioResult> {
+  const series: Series[] = [];
+  const metrics: Record<string, number> = {};
+  const notes: string[] = [];
+  const fanOuts = options.quick ? [10, 50] : [100, 1000];
+  const rates = options.quick ? [20] : [50, 200];
+
+  options.progress('stream: starting gatehouse (compiling the bundled policies)');
+  const gatehouse = await startGatehouse(options.workDir);
+  const subscribers = startSubscribers();
+  try {
+    for (const count of fanOuts) {
+      await subscribers.ask({ type: 'subscribe', url: gatehouse.url, key: gatehouse.headers.authorization!.slice('Bearer '.length), count }, 'ready');
+      for (const rate of rates) {
+        await createAtRate(gatehouse, rate, options.warmupS, false);
+        const started = performance.now();
+        const created = await createAtRate(gatehouse, rate, options.durationS, true);
+        const expected = created * count;
+        const result = await subscribers.ask<{ histogram: string; received: number }>({ type: 'collect', expected, timeoutMs: 30_000 }, 'stream');
+        const seconds = (performance.now() - started) / 1000;
+        const latencyMs = summarise(decodeHistogram(result.histogram));
+        const deliveredPerS = Math.round(result.received / seconds);
+        series.push({
+          target: `gatehouse-stream-${count}`,
+          baseline: false,
+          mode: 'rate',
+          rate,
+          throughput: deliveredPerS,
+          latencyMs,
+          operations: result.received,
+          errors: Math.max(0, expected - result.received),
+          histogram: result.histogram,
+        });
+        metrics[`stream.fanout${count}.rate${rate}.p99Ms`] = latencyMs.p99;
+        metrics[`stream.fanout${count}.rate${rate}.deliveredPerS`] = deliveredPerS;
+        metrics[`stream.fanout${count}.rate${rate}.eventsPerS`] = Math.round(created / seconds);
+        options.progress(`stream: ${count} subscribers at ${rate} decisions/s: ${deliveredPerS} events/s delivered, p99 ${latencyMs.p99} ms, ${expected - result.received} missing`);
+      }
+      await subscribers.ask({ type: 'disconnect' }, 'disconnected');
+    }
+
+    const { url: receiver } = await subscribers.ask<{ url: string }>({ type: 'receiver' }, 'receiver');
+    const endpoint = await fetch(`${gatehouse.url}/v1/webhooks/config`, {
+      method: 'POST',
+      headers: gatehouse.headers,
+      body: JSON.stringify({ url: receiver, events: ['decision.created'] }),
+    });
+    if (endpoint.status !== 201) throw new Error(`creating the webhook endpoint failed: ${endpoint.status} ${await endpoint.text()}`);
+    const burst = options.quick ? 50 : 2000;
+    const started = performance.now();
+    let next = 0;
+    let created = 0;
+    // Thirty-two creators in flight: enough to queue deliveries faster than one endpoint drains them.
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < burst) {
+          next++;
+          if (await createDecision(gatehouse, true)) created++;
+        }
+      }),
+    );
+    const hooks = await subscribers.ask<{ histogram: string; received: number; spanMs: number }>({ type: 'collectWebhooks', expected: created, timeoutMs: 120_000 }, 'webhooks');
+    const seconds = (performance.now() - started) / 1000;
+    const latencyMs = summarise(decodeHistogram(hooks.histogram));
+    const perS = Math.round(hooks.received / seconds);
+    series.push({ target: 'gatehouse-webhooks', baseline: false, mode: 'max', rate: null, throughput: perS, latencyMs, operations: hooks.received, errors: created - hooks.received, histogram: hooks.histogram });
+    metrics['webhooks.deliveriesPerS'] = perS;
+    metrics['webhooks.p99Ms'] = latencyMs.p99;
+    options.progress(`webhooks: ${hooks.received} of ${created} delivered in ${seconds.toFixed(1)} s (${perS}/s), p99 ${latencyMs.p99} ms`);
+  } finally {
+    subscribers.child.send({ type: 'close' });
+    await gatehouse.stop();
+  }
+  notes.push(
+    'Stream latency: from sending POST /v1/decisions to each subscriber receiving its decision.created event; every subscriber\'s receipt is one sample. Subscribers run in a separate process on the same machine.',
+    'Stream throughput: events delivered per second summed over subscribers; eventsPerS is the decisions created per second. errors counts receipts still missing 30 s after the last decision.',
+    'Webhooks: one endpoint, deliveries in order and one at a time (per-endpoint ordering), signed with Standard Webhooks; throughput from the first POST to the last receipt.',
+  );
+  return { scenario: 'stream', description: scenario.description, series, metrics, notes, profiles: {} };
+}
+
+export const scenario: Scenario = {
+  name: 'stream',
+  description: 'Decision events fanned out over WS /v1/streaming to 100 and 1,000 subscribers (events/s, p99 from POST to receipt) and webhook deliveries per second to a local receiver.',
+  run,
+};

@@ -1,0 +1,137 @@
+import type { EventLog } from '../events/event-log.ts';
+import type { Store } from '../store.ts';
+import type { Delivery, DeliveryStore } from './deliveries.ts';
+import { endpointView, signingSecrets, type EndpointStore, type WebhookEndpoint } from './endpoint.ts';
+import { retryDelay } from './retry-schedule.ts';
+import type { AttemptResult, WebhookSender } from './sender.ts';
+import { signedHeaders } from './signing.ts';
+
+/**
+ * Sends the outbox. Each endpoint has at most one delivery in flight, always its oldest pending
+ * one: a later message waits until the earlier one is delivered or given up, so a receiver sees
+ * an endpoint's messages in order. Endpoints proceed independently of each other.
+ *
+ * Every attempt is committed (attempt log, next due time, the endpoint's failure run) before the
+ * next one starts, so after a restart the dispatcher resumes exactly where the store says: it
+ * reads the queue at start. A run of `disableAfterFailures` failed attempts disables the
+ * endpoint and records a `webhook.endpoint_disabled` event in the same transaction.
+ */
+export interface DispatcherOptions {
+  retryScheduleMs: readonly number[];
+  disableAfterFailures: number;
+  /** How often the queue is re-read for work queued by other processes or missed wake-ups. */
+  pollMs: number;
+}
+
+export class Dispatcher {
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private poll: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventLog,
+    private readonly endpoints: EndpointStore,
+    private readonly deliveries: DeliveryStore,
+    private readonly sender: WebhookSender,
+    private readonly options: DispatcherOptions,
+  ) {}
+
+  /** Resumes every pending delivery and keeps polling for new ones. */
+  start(onPoll: () => void): void {
+    this.poll = setInterval(() => {
+      onPoll();
+      this.wake();
+    }, this.options.pollMs);
+    this.poll.unref();
+    this.wake();
+  }
+
+  /** Starts work on every endpoint with a due delivery that is not already being worked on. */
+  wake(): void {
+    if (this.stopped) return;
+    for (const endpointId of this.deliveries.queuedEndpoints()) {
+      if (this.active.has(endpointId)) continue;
+      const timer = this.timers.get(endpointId);
+      if (timer) clearTimeout(timer);
+      this.timers.delete(endpointId);
+      const work = this.drive(endpointId).finally(() => this.active.delete(endpointId));
+      this.active.set(endpointId, work);
+    }
+  }
+
+  /** Stops starting attempts and waits for those in flight to be recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled(this.active.values());
+    await this.sender.close();
+  }
+
+  /** Delivers an endpoint's queue in order until it is empty, waiting, or the endpoint is off. */
+  private async drive(endpointId: string): Promise<void> {
+    while (!this.stopped) {
+      const endpoint = this.endpoints.get(endpointId);
+      if (!endpoint?.enabled) return;
+      const delivery = this.deliveries.head(endpointId);
+      if (!delivery) return;
+      const wait = Date.parse(delivery.nextAttemptAt ?? '') - Date.now();
+      if (wait > 0) {
+        this.timers.set(
+          endpointId,
+          setTimeout(() => {
+            this.timers.delete(endpointId);
+            this.wake();
+          }, wait),
+        );
+        return;
+      }
+      const headers = signedHeaders(delivery.messageId, new Date(), delivery.payload, signingSecrets(endpoint));
+      const result = await this.sender.send(endpoint.url, headers, delivery.payload);
+      await this.record(endpointId, delivery.id, result);
+    }
+  }
+
+  /** Commits one attempt and its consequences. */
+  private async record(endpointId: string, deliveryId: string, result: AttemptResult): Promise<void> {
+    const { ok, ...attempt } = result;
+    let disabled = false;
+    await this.store.commit(() => {
+      const endpoint = this.endpoints.get(endpointId);
+      const current = this.deliveries.head(endpointId);
+      // Deleted, or the queue changed under us: the attempt has nothing left to update.
+      if (!endpoint || !current || current.id !== deliveryId) return;
+      const failures = current.attempts.filter((a) => !isSuccess(a.status)).length + (ok ? 0 : 1);
+      const delay = ok ? null : retryDelay(this.options.retryScheduleMs, failures);
+      const next: Delivery = {
+        ...current,
+        attempts: [...current.attempts, attempt],
+        status: ok ? 'delivered' : delay === null ? 'failed' : 'pending',
+        nextAttemptAt: !ok && delay !== null ? new Date(Date.now() + delay).toISOString() : null,
+      };
+      this.deliveries.updateInTransaction(next);
+      const run = ok ? 0 : endpoint.consecutiveFailures + 1;
+      let updated: WebhookEndpoint = { ...endpoint, consecutiveFailures: run };
+      if (!ok && endpoint.enabled && run >= this.options.disableAfterFailures) {
+        const reason = `${run} delivery attempts failed in a row; the last: ${attempt.error ?? `HTTP ${attempt.status}`}`;
+        updated = { ...updated, enabled: false, disabledReason: reason, updatedAt: new Date().toISOString() };
+        this.events.appendInTransaction({
+          kind: 'webhook.endpoint_disabled',
+          topic: `webhooks/${endpoint.id}`,
+          env: endpoint.env,
+          data: endpointView(updated),
+        });
+        disabled = true;
+      }
+      this.endpoints.write(updated);
+    });
+    if (disabled) this.events.announce();
+  }
+}
+
+function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}

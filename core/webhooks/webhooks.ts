@@ -1,0 +1,87 @@
+import type { EventLog } from '../events/event-log.ts';
+import type { Store } from '../store.ts';
+import { DeliveryStore } from './deliveries.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { EndpointStore } from './endpoint.ts';
+import { FanOut } from './fan-out.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './retry-schedule.ts';
+import { WebhookSender } from './sender.ts';
+import { AddressGuard } from './ssrf-guard.ts';
+
+/**
+ * Webhooks, assembled: endpoints, the outbox, the fan-out from the event log and the
+ * dispatcher, with their settings. The server starts it after opening the store and stops it
+ * before closing the store.
+ */
+export interface WebhookOptions {
+  /** Waits between attempts; the delivery is given up after the last. */
+  retryScheduleMs: readonly number[];
+  /** One attempt's bound, connection included. */
+  attemptTimeoutMs: number;
+  /** Failed attempts in a row that disable an endpoint. */
+  disableAfterFailures: number;
+  /** CIDRs, addresses or host names webhooks may reach despite the SSRF guard. */
+  allow: readonly string[];
+  /** How long a rotated-out secret keeps signing. */
+  rotationGraceMs: number;
+  pollMs: number;
+}
+
+export const WEBHOOK_DEFAULTS: WebhookOptions = {
+  retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+  attemptTimeoutMs: 15_000,
+  disableAfterFailures: 20,
+  allow: [],
+  rotationGraceMs: 24 * 60 * 60 * 1000,
+  pollMs: 1_000,
+};
+
+export class Webhooks {
+  readonly endpoints: EndpointStore;
+  readonly deliveries: DeliveryStore;
+  readonly fanOut: FanOut;
+  readonly guard: AddressGuard;
+  readonly dispatcher: Dispatcher;
+  private stopped = false;
+
+  constructor(
+    store: Store,
+    events: EventLog,
+    readonly options: WebhookOptions,
+  ) {
+    this.endpoints = new EndpointStore(store);
+    this.deliveries = new DeliveryStore(store);
+    this.fanOut = new FanOut(store, events, this.endpoints, this.deliveries);
+    this.guard = new AddressGuard(options.allow);
+    const sender = new WebhookSender(this.guard, options.attemptTimeoutMs);
+    this.dispatcher = new Dispatcher(store, events, this.endpoints, this.deliveries, sender, options);
+    events.onCommitted(() => this.kick());
+  }
+
+  /** Resumes pending deliveries (those left by a previous run included). */
+  start(): void {
+    this.dispatcher.start(() => this.kick());
+  }
+
+  /** Stops polling and starting attempts; resolves once what is in flight is recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.dispatcher.stop();
+    await this.fanOut.settled();
+  }
+
+  /** The highest event cursor the log may prune: none the fan-out still has to read. */
+  pruneFloor(): number {
+    return this.endpoints.isEmpty() ? Number.MAX_SAFE_INTEGER : this.fanOut.position();
+  }
+
+  /** Fans out new events, then wakes the dispatcher for what that queued (and what routes queued). */
+  private kick(): void {
+    if (this.stopped) return;
+    this.dispatcher.wake();
+    void this.fanOut.run().then(
+      () => this.dispatcher.wake(),
+      (error) => console.error('gatehouse: webhook fan-out failed', error),
+    );
+  }
+}

@@ -1,0 +1,65 @@
+import t from 'tap';
+import { EventLog } from '../core/events/event-log.ts';
+import { covers, topicPaths, topicScope } from '../core/events/topics.ts';
+import { Store } from '../core/store.ts';
+import { retryDelay } from '../core/webhooks/retry-schedule.ts';
+import { AddressGuard } from '../core/webhooks/ssrf-guard.ts';
+import { tempDir } from './helpers/gatehouse.ts';
+
+// The event log's numbering and retention, topic rules, the retry schedule and the address
+// guard, each on its own.
+
+t.test('cursors increase by one and survive pruning', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  const log = new EventLog(store);
+  const append = (n: number) =>
+    store.commit(() => {
+      for (let i = 0; i < n; i++) log.appendInTransaction({ kind: 'audit.appended', topic: 'audit', env: 'sandbox', data: { i } });
+    });
+  await append(10);
+  t.equal(log.head(), 10);
+  t.same(log.after(7, 10).map((e) => e.cursor), [8, 9, 10]);
+  t.equal(await log.prune({ maxAgeMs: 3_600_000, maxCount: 4 }, 3), 3, 'by count, but never above the floor');
+  t.equal(log.prunedThrough(), 3);
+  t.equal(await log.prune({ maxAgeMs: 3_600_000, maxCount: 4 }, Number.MAX_SAFE_INTEGER), 3, 'then down to the count');
+  t.same(log.after(0, 100).map((e) => e.cursor), [7, 8, 9, 10]);
+  t.equal(await log.prune({ maxAgeMs: 0, maxCount: 100 }, Number.MAX_SAFE_INTEGER, Date.now() + 1000), 4, 'by age');
+  t.equal(log.head(), 10, 'an emptied log keeps its place');
+  await append(1);
+  t.same(log.after(0, 10).map((e) => e.cursor), [11], 'and numbering goes on');
+});
+
+t.test('topics', async (t) => {
+  t.same(topicPaths('decisions/dec_1'), ['decisions', 'decisions/dec_1']);
+  t.ok(covers('decisions', 'decisions/dec_1'));
+  t.notOk(covers('decisions/dec_1', 'decisions/dec_12'), 'an id is not a prefix of another');
+  t.notOk(covers('decision', 'decisions/dec_1'));
+  t.equal(topicScope('decisions/dec_1'), 'decisions:read');
+  t.equal(topicScope('audit'), 'admin');
+  t.equal(topicScope('decisions/a/b'), null, 'at most two segments');
+  t.equal(topicScope('secrets'), null);
+});
+
+t.test('retries back off with jitter and end', async (t) => {
+  const schedule = [1000, 60_000];
+  t.equal(retryDelay(schedule, 1, () => 0.5), 1000);
+  t.equal(retryDelay(schedule, 2, () => 0), 54_000, '10% earlier at the least');
+  t.equal(retryDelay(schedule, 2, () => 1), 66_000, '10% later at the most');
+  t.equal(retryDelay(schedule, 3), null, 'given up after the schedule');
+});
+
+t.test('the address guard', async (t) => {
+  const guard = new AddressGuard();
+  for (const address of ['127.0.0.1', '10.0.0.1', '172.20.1.1', '192.168.0.1', '169.254.169.254', '100.100.0.1', '0.0.0.0', '::1', '::', 'fd12::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+    t.match(guard.refusal(address), /not a public address/, `${address} refused`);
+  }
+  for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.equal(guard.refusal(address), null, `${address} allowed`);
+  const allowing = new AddressGuard(['127.0.0.1', '10.1.0.0/16', 'hooks.internal']);
+  t.equal(allowing.refusal('127.0.0.1'), null, 'an allowed address');
+  t.equal(allowing.refusal('10.1.200.3'), null, 'inside an allowed CIDR');
+  t.match(allowing.refusal('10.2.0.1'), /not a public/, 'outside it');
+  await t.resolves(allowing.check(new URL('http://hooks.internal/x')), 'an allowed host name is not resolved');
+  await t.rejects(guard.check(new URL('http://127.0.0.1/')), { message: /not a public address/ });
+  await t.rejects(guard.check(new URL('http://localhost/')), { message: /not a public address/ }, 'names are resolved and every address checked');
+});
