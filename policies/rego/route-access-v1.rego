@@ -8,6 +8,8 @@
 # "/admin/users", not "/administrator".
 package gatehouse.route_access.v1
 
+import data.gatehouse.lib.decisions
+
 # HTTP methods are case-sensitive (RFC 9110, section 9.1): "get" is not GET and matches nothing.
 method_matches(methods, method) if {
 	some m in methods
@@ -93,14 +95,124 @@ denials contains "this route requires a signed request" if {
 default allow := false
 
 allow if {
+	not acting
 	granted
 	normal_path
 	count(denials) == 0
 }
 
-reasons contains msg if some msg in denials
+reasons contains msg if {
+	not acting
+	some msg in denials
+}
 
 reasons contains msg if {
 	gated
 	msg := sprintf("%s %s needs human approval", [input.method, input.path])
+}
+
+# Held requests. The proxy holds a request answered `gate: "human_approval"` as a governed
+# decision under this same policy. Acting on that decision through /v1/decisions evaluates the
+# policy again with `action` and `decision` set, the held request's method, path, query, headers,
+# route and signature where a proxied request has them, `principal` the key acting on the
+# decision and `requester` the key that sent the request. Whoever approves, rejects or executes
+# a held request must be granted that request themselves; its requester may not approve it.
+acting if is_string(input.action)
+
+route_checked_actions := {"approve", "reject", "execute"}
+
+default approvals := {"roles": [], "count": 0}
+
+approvals := {"roles": [], "count": 1} if gated
+
+route_cleared if {
+	acting
+	not input.action in route_checked_actions
+}
+
+route_cleared if {
+	input.action in route_checked_actions
+	granted
+	normal_path
+}
+
+action_denials contains msg if {
+	acting
+	some msg in decisions.denials
+}
+
+action_denials contains msg if {
+	acting
+	some msg in decisions.scope_denials(decisions.action_scopes)
+}
+
+action_denials contains msg if {
+	input.action in route_checked_actions
+	some msg in denials
+}
+
+action_denials contains "the requester of a held request may not approve it" if {
+	input.action == "approve"
+	decisions.is_creator
+}
+
+action_denials contains "this key has already approved the held request" if {
+	input.action == "approve"
+	decisions.already_approved_by_principal
+}
+
+action_denials contains msg if {
+	input.action == "execute"
+	not approvals_met(decisions.recorded_approvals)
+	msg := sprintf("sending the held request needs %d approval(s) from keys other than its requester", [approvals.count])
+}
+
+approvals_met(records) if count(decisions.approver_keys(records)) >= approvals.count
+
+allow if {
+	acting
+	decisions.known(decisions.action_scopes)
+	route_cleared
+	count(action_denials) == 0
+}
+
+reasons contains msg if {
+	acting
+	some msg in action_denials
+}
+
+resulting_approvals := decisions.approvals_after if allow
+
+resulting_approvals := decisions.recorded_approvals if not allow
+
+closes if {
+	allow
+	input.action in {"reject", "execute", "cancel"}
+}
+
+closes if {
+	acting
+	not decisions.known(decisions.action_scopes)
+}
+
+# Outside the workflow, a request permitted behind the gate waits for an approval; inside it,
+# what the held request needs after this action.
+default nextAction := "none"
+
+nextAction := "approve" if {
+	not acting
+	allow
+	gated
+}
+
+nextAction := "execute" if {
+	acting
+	not closes
+	approvals_met(resulting_approvals)
+}
+
+nextAction := "approve" if {
+	acting
+	not closes
+	not approvals_met(resulting_approvals)
 }

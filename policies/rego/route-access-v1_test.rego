@@ -150,3 +150,85 @@ test_no_data_denies_everything if {
 	inp := request("GET", "/api/orders", ["admin"])
 	not policy.allow with input as inp with data.route_access as {}
 }
+
+# Held requests: the decision a gated request becomes, acted on through /v1/decisions.
+
+held_delete := {
+	"method": "DELETE",
+	"path": "/admin/users/7",
+	"query": {},
+	"headers": {},
+	"signature": signed,
+	"route": orders_route,
+	"requester": principal(["operator"]),
+}
+
+actor(key_id, roles, scopes) := {"keyId": key_id, "env": "sandbox", "scopes": scopes, "roles": roles}
+
+acting_on(action, who, approvals) := object.union(held_delete, {
+	"action": action,
+	"principal": who,
+	"decision": {"id": "dec_1", "createdBy": "key_svc", "approvals": approvals},
+	"request": {"method": "POST", "path": "/v1/decisions/dec_1/approve", "signature": unsigned},
+})
+
+approver := actor("key_ops", ["operator"], ["decisions:approve", "decisions:execute"])
+
+test_gated_request_waits_for_one_approval if {
+	inp := object.union(held_delete, {"principal": principal(["operator"])})
+	policy.allow with input as inp
+	policy.nextAction == "approve" with input as inp
+	policy.approvals == {"roles": [], "count": 1} with input as inp
+}
+
+test_ungated_request_needs_nothing if {
+	inp := request("GET", "/api/orders", ["viewer"])
+	policy.nextAction == "none" with input as inp
+	policy.approvals == {"roles": [], "count": 0} with input as inp
+}
+
+test_another_granted_key_approves_then_executes if {
+	approve := acting_on("approve", approver, [])
+	policy.allow with input as approve
+	policy.nextAction == "execute" with input as approve
+	execute := acting_on("execute", approver, [{"keyId": "key_ops", "roles": ["operator"]}])
+	policy.allow with input as execute
+	policy.nextAction == "none" with input as execute
+}
+
+test_requester_cannot_approve if {
+	inp := acting_on("approve", actor("key_svc", ["operator"], ["decisions:approve"]), [])
+	not policy.allow with input as inp
+	"the requester of a held request may not approve it" in policy.reasons with input as inp
+}
+
+test_approver_must_be_granted_the_request if {
+	inp := acting_on("approve", actor("key_viewer", ["viewer"], ["decisions:approve"]), [])
+	not policy.allow with input as inp
+	"no role of this key grants DELETE /admin/users/7" in policy.reasons with input as inp
+}
+
+test_execute_needs_an_approval if {
+	inp := acting_on("execute", approver, [])
+	not policy.allow with input as inp
+	policy.nextAction == "approve" with input as inp
+	own := acting_on("execute", approver, [{"keyId": "key_svc", "roles": ["operator"]}])
+	not policy.allow with input as own
+}
+
+test_actions_need_their_scope if {
+	inp := acting_on("approve", actor("key_ops", ["operator"], []), [])
+	not policy.allow with input as inp
+	"scope decisions:approve is required to approve a decision" in policy.reasons with input as inp
+}
+
+test_requester_may_cancel if {
+	inp := acting_on("cancel", actor("key_svc", [], ["decisions:write"]), [])
+	policy.allow with input as inp
+	policy.nextAction == "none" with input as inp
+}
+
+test_unknown_action_denied if {
+	inp := acting_on("archive", approver, [])
+	not policy.allow with input as inp
+}

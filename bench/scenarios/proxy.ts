@@ -1,0 +1,224 @@
+/**
+ * Proxy mode under load: GET /api/items through the Gatehouse gateway (API-key authentication,
+ * rate limit, the bundled route-access-v1 policy, http-proxy forwarding over keep-alive, and an
+ * audit entry per request) against the same upstream called directly and through nginx
+ * `proxy_pass` with upstream keep-alive. The upstream is a node:http server answering a small
+ * JSON; every target is measured at maximum throughput and open loop at each fixed rate.
+ *
+ * The latency the sidecar adds is Gatehouse's percentile minus the direct call's at the same
+ * rate. nginx runs with one worker process, as Gatehouse runs on one thread; when nginx is not
+ * installed it is installed with apt-get (as root only), and its column is skipped with a note
+ * when that is not possible.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startNodeHttp } from '../lib/baseline-servers.ts';
+import { startCpuProfile } from '../lib/cpu-profile.ts';
+import { runLoad } from '../lib/load.ts';
+import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
+import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
+
+const UPSTREAM_BODY = JSON.stringify({ items: [{ id: 1, name: 'widget' }, { id: 2, name: 'gadget' }] });
+const PATH = '/api/items';
+
+interface Target {
+  name: string;
+  baseline: boolean;
+  url: string;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Gatehouse with its gateway routing /api to `upstream`, a viewer key, and rate limits lifted. */
+async function startGatehouse(workDir: string, upstream: string): Promise<Target> {
+  const { PolicyEngine } = await import('../../policies/engine/index.ts');
+  const { startServer } = await import('../../proxy/server.ts');
+  const dir = mkdtempSync(path.join(workDir, 'gatehouse-'));
+  const engine = await PolicyEngine.open({ sourceDir: fileURLToPath(new URL('../../policies/rego', import.meta.url)), buildDir: path.join(dir, 'policies') });
+  const routesFile = path.join(dir, 'routes.json');
+  writeFileSync(routesFile, JSON.stringify({ routes: [{ name: 'bench', match: { pathPrefix: '/api' }, upstream, policy: 'route-access-v1', auth: 'api-key' }] }));
+  const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
+  const server = await startServer({
+    dataDir: dir,
+    policies: engine,
+    port: 0,
+    rateLimits: { sandbox: unlimited, production: unlimited },
+    proxy: { routesFile, port: 0 },
+  });
+  // Issued in-process: how keys are issued is not what is measured.
+  const { keys, store } = server.services;
+  const issued = keys.draft({ env: 'sandbox', scopes: ['decisions:read'], roles: ['viewer'], createdBy: server.adminKey.id });
+  await store.commit(() => keys.write(issued.record));
+  const headers = { authorization: `Bearer ${issued.secret}` };
+  const url = `${server.gateway!.url}${PATH}`;
+  const sample = await fetch(url, { headers }).then((r) => r.text());
+  if (sample !== UPSTREAM_BODY) throw new Error(`the gateway did not forward: ${sample}`);
+  return {
+    name: 'gatehouse',
+    baseline: false,
+    url,
+    headers,
+    stop: async () => {
+      await server.close();
+      await engine.close();
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The nginx binary, installing it when missing and allowed to; otherwise why not. */
+function findNginx(progress: (message: string) => void): { binary: string } | { skipped: string } {
+  const found = () => spawnSync('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  let binary = found();
+  if (binary) return { binary };
+  if (process.getuid?.() !== 0) return { skipped: 'nginx is not installed and this run is not root, so it cannot apt-get install it' };
+  progress('installing nginx with apt-get');
+  const install = spawnSync('sh', ['-c', 'apt-get install -y nginx || (apt-get update && apt-get install -y nginx)'], {
+    encoding: 'utf8',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    timeout: 600_000,
+  });
+  binary = found();
+  if (binary) return { binary };
+  return { skipped: `nginx could not be installed with apt-get (exit ${install.status}): ${(install.stderr || install.stdout).trim().split('\n').slice(-2).join(' ')}` };
+}
+
+/** nginx as a child process on an ephemeral port, `proxy_pass` to `upstream` with keep-alive. */
+async function startNginx(binary: string, workDir: string, upstream: string): Promise<Target> {
+  const dir = mkdtempSync(path.join(workDir, 'nginx-'));
+  for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, sub));
+  const port = await freePort();
+  const upstreamHost = new URL(upstream).host;
+  const conf = path.join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;
+worker_processes 1;
+${process.getuid?.() === 0 ? 'user root;' : ''}
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  keepalive_requests 1000000;
+  upstream bench_upstream { server ${upstreamHost}; keepalive 256; }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://bench_upstream;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`,
+  );
+  const child: ChildProcess = spawn(binary, ['-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const url = `http://127.0.0.1:${port}${PATH}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (i === 100) {
+      child.kill('SIGKILL');
+      throw new Error(`nginx did not start: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    name: 'nginx',
+    baseline: true,
+    url,
+    headers: {},
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGQUIT');
+      }),
+  };
+}
+
+async function run(options: ScenarioOptions): Promise<ScenarioResult> {
+  const series: Series[] = [];
+  const profiles: Record<string, string> = {};
+  const notes: string[] = [
+    `Request: GET ${PATH} with a sandbox viewer key; the gateway authenticates it, evaluates route-access-v1, forwards it over a keep-alive agent and appends an audit entry after the response (not awaited by the client).`,
+    'Added latency = gatehouse minus direct at the same fixed rate (open loop, latency counted from when each request was due).',
+  ];
+  const measure = async (target: Target) => {
+    try {
+      const recording = options.profile && !target.baseline ? await startCpuProfile() : null;
+      for (const rate of [0, ...options.rates]) {
+        const load = await runLoad({ url: target.url, method: 'GET', headers: target.headers, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
+        options.progress(describeLoad(target.name, rate, load));
+        series.push(seriesFromLoad(target.name, target.baseline, rate, load));
+      }
+      if (recording) profiles.sidecar = await recording.stop(path.join(options.workDir, 'proxy-sidecar.cpuprofile'));
+    } finally {
+      await target.stop();
+    }
+  };
+
+  const upstream = await startNodeHttp(UPSTREAM_BODY);
+  try {
+    await measure({ name: 'direct-upstream', baseline: true, url: `${upstream.origin}${PATH}`, headers: {}, stop: async () => {} });
+    options.progress('starting gatehouse (compiling the bundled policies)');
+    await measure(await startGatehouse(options.workDir, upstream.origin));
+    const nginx = findNginx(options.progress);
+    if ('binary' in nginx) await measure(await startNginx(nginx.binary, options.workDir, upstream.origin));
+    else notes.push(`nginx column skipped: ${nginx.skipped}`);
+  } finally {
+    await upstream.close();
+  }
+
+  const find = (target: string, rate: number | null) => series.find((s) => s.target === target && s.rate === rate && s.mode === (rate === null ? 'max' : 'rate'));
+  const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
+  const round = (ms: number) => Math.round(ms * 1000) / 1000;
+  const metrics: Record<string, number> = {};
+  for (const rate of options.rates) {
+    const gh = find('gatehouse', rate);
+    const direct = find('direct-upstream', rate);
+    if (!gh || !direct) continue;
+    metrics[`added.rate${rate}.p50Ms`] = round(gh.latencyMs.p50 - direct.latencyMs.p50);
+    metrics[`added.rate${rate}.p99Ms`] = round(gh.latencyMs.p99 - direct.latencyMs.p99);
+  }
+  const lowest = Math.min(...options.rates);
+  if (Number.isFinite(lowest)) {
+    metrics.addedP50Ms = metrics[`added.rate${lowest}.p50Ms`]!;
+    metrics.addedP99Ms = metrics[`added.rate${lowest}.p99Ms`]!;
+    notes.push(`addedP50Ms and addedP99Ms are at the lowest fixed rate, ${lowest} req/s.`);
+  }
+  const ghMax = find('gatehouse', null)!.throughput;
+  metrics.throughputRatioDirect = ratio(ghMax, find('direct-upstream', null)!.throughput);
+  const nginxMax = find('nginx', null);
+  if (nginxMax) metrics.throughputRatioNginx = ratio(ghMax, nginxMax.throughput);
+  return { scenario: 'proxy', description: scenario.description, series, metrics, notes, profiles };
+}
+
+export const scenario: Scenario = {
+  name: 'proxy',
+  description:
+    'Proxy mode: GET through the Gatehouse gateway (auth, route policy, http-proxy, audit) vs the upstream called directly and nginx proxy_pass with keep-alive: added latency at fixed rates and maximum throughput.',
+  run,
+};

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Header hygiene for proxied requests and responses (docs/proxy.md, "Headers").
+ *
+ * - Hop-by-hop headers (RFC 9110 §7.6.1: Connection and every header it names, plus
+ *   Proxy-Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade) describe one
+ *   connection and are never passed on; the proxy-authentication pair is for this hop too.
+ * - The sidecar's own credentials (the Authorization header carrying the Gatehouse key or JWT,
+ *   and the RFC 9421 Signature and Signature-Input) stay here: the upstream is not trusted with them.
+ * - `X-Forwarded-For` gains the client's address; `X-Forwarded-Proto` and `-Host` are set from
+ *   this connection, replacing whatever the client claimed.
+ * - `traceparent` (W3C Trace Context) is passed on, or generated when absent or malformed, so
+ *   every proxied request can be followed into the upstream's logs.
+ */
+const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate'];
+
+const SIGNATURE_HEADERS = ['signature', 'signature-input'];
+
+/** What a route policy sees of a request's headers: nothing that carries a credential. */
+const POLICY_HEADERS = ['accept', 'accept-language', 'content-type', 'content-length', 'content-digest', 'origin', 'user-agent', 'x-request-id'];
+
+/** What a held request keeps to send later; anything else (cookies, credentials) is not stored. */
+const HELD_HEADERS = [
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'content-type',
+  'content-encoding',
+  'content-language',
+  'content-digest',
+  'user-agent',
+  'x-request-id',
+  'traceparent',
+  'tracestate',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+];
+
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function pick(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = single(headers[name]);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+export function policyHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  return pick(headers, POLICY_HEADERS);
+}
+
+export function heldHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  return pick(headers, HELD_HEADERS);
+}
+
+/** Removes the hop-by-hop headers, including those the Connection header names. */
+export function stripHopByHop(headers: IncomingHttpHeaders): void {
+  const named = single(headers['connection']);
+  if (named) for (const name of named.split(',')) delete headers[name.trim().toLowerCase()];
+  for (const name of HOP_BY_HOP) delete headers[name];
+}
+
+export interface ForwardContext {
+  clientAddress: string | undefined;
+  /** The route authenticates with the Authorization header, which is therefore ours, not the upstream's. */
+  authorizationIsOurs: boolean;
+  /** A body is coming: the hop to the upstream re-frames it (chunked unless its length is known). */
+  hasBody: boolean;
+}
+
+/**
+ * Rewrites a request's headers, in place, into what the upstream receives (see above). Returns
+ * the traceparent sent.
+ */
+export function prepareUpstreamHeaders(headers: IncomingHttpHeaders, context: ForwardContext): string {
+  const host = headers['host'];
+  stripHopByHop(headers);
+  for (const name of SIGNATURE_HEADERS) delete headers[name];
+  if (context.authorizationIsOurs) delete headers['authorization'];
+  if (context.hasBody && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
+  const forwardedFor = single(headers['x-forwarded-for']);
+  if (context.clientAddress) headers['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${context.clientAddress}` : context.clientAddress;
+  headers['x-forwarded-proto'] = 'http';
+  if (host) headers['x-forwarded-host'] = host;
+  else delete headers['x-forwarded-host'];
+  const traceparent = single(headers['traceparent']);
+  if (traceparent !== undefined && TRACEPARENT.test(traceparent)) return traceparent;
+  const generated = newTraceparent();
+  headers['traceparent'] = generated;
+  delete headers['tracestate'];
+  return generated;
+}
+
+export function newTraceparent(): string {
+  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+}
