@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_WEIGHTS } from '../../core/memory/hybrid-ranking.ts';
+import { Memory, type MemoryQuery } from '../../core/memory/memory.ts';
+import { WordVectorEmbedder } from '../../core/memory/word-vectors.ts';
+import { Store } from '../../core/store.ts';
+import { createHistogram, encodeHistogram, summarise } from '../lib/histogram.ts';
+import { generateRelevanceSet } from '../relevance/generate.ts';
+import { MODES, qualityTable, relevanceMemory } from '../relevance/evaluate.ts';
+import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
+
+/**
+ * Memory retrieval: query latency at 10,000 and 100,000 items, ingest rate, the time to rebuild
+ * the indexes from LMDB at start, and the retrieval-quality table of the relevance set.
+ *
+ * Each size is one LMDB store filled with the relevance generator's world scaled up (reports,
+ * tickets and linked follow-ups). The hybrid query is measured beside two baselines from the
+ * same run: the plain BM25 query (what hybrid adds on top of) and the exact vector scan alone
+ * (the brute-force part, to see when an approximate index would be worth it).
+ */
+const SIZES = [10_000, 100_000];
+const QUICK_SIZES = [2_000, 5_000];
+
+interface Timed {
+  series: Series;
+}
+
+async function time(target: string, baseline: boolean, options: ScenarioOptions, queries: string[], run: (query: string) => unknown): Promise<Timed> {
+  const histogram = createHistogram();
+  const warmupEnd = performance.now() + options.warmupS * 1000;
+  let i = 0;
+  while (performance.now() < warmupEnd) await run(queries[i++ % queries.length]!);
+  const end = performance.now() + options.durationS * 1000;
+  const started = performance.now();
+  let done = 0;
+  while (performance.now() < end) {
+    const start = performance.now();
+    await run(queries[i++ % queries.length]!);
+    histogram.recordValue(Math.max(1, Math.round((performance.now() - start) * 1000)));
+    done++;
+  }
+  const elapsedS = (performance.now() - started) / 1000;
+  return {
+    series: {
+      target,
+      baseline,
+      mode: 'micro',
+      rate: null,
+      throughput: Math.round(done / elapsedS),
+      latencyMs: summarise(histogram, 'us'),
+      operations: done,
+      errors: 0,
+      histogram: encodeHistogram(histogram),
+    },
+  };
+}
+
+async function measureSize(size: number, options: ScenarioOptions, embedder: WordVectorEmbedder, metrics: Record<string, number>, series: Series[]): Promise<void> {
+  const set = generateRelevanceSet(size, Math.ceil(size / 3), 200);
+  const items = set.items.slice(0, size);
+  const dir = mkdtempSync(join(options.workDir, `memory-${size}-`));
+  try {
+    let store = Store.open({ dataDir: dir });
+    let memory = new Memory(store, embedder);
+    options.progress(`memory: ingesting ${size} items`);
+    const started = performance.now();
+    for (let start = 0; start < items.length; start += 500) {
+      const batch = items.slice(start, start + 500);
+      const vectors = await embedder.embed(batch.map((item) => item.text));
+      const staged = batch.map((item, i) => ({ item: memory.stage('sandbox', 'key_bench', item, vectors[i]!), vector: vectors[i]! }));
+      await store.commit(() => staged.forEach(({ item, vector }) => memory.persist(item, vector)));
+    }
+    metrics[`size${size}.ingest.itemsPerSecond`] = Math.round(size / ((performance.now() - started) / 1000));
+    await memory.close();
+    await store.close();
+
+    options.progress(`memory: rebuilding the indexes of ${size} items from LMDB`);
+    store = Store.open({ dataDir: dir });
+    memory = new Memory(store, embedder);
+    metrics[`size${size}.rebuildMs`] = Math.round(memory.stats.rebuildMs);
+
+    const queries = set.queries.map((q) => q.query);
+    const query = (weights: MemoryQuery['weights'], expand: number) => (text: string) => memory.query('sandbox', { query: text, topK: 10, weights, graph: { expand } });
+    options.progress(`memory: querying ${size} items`);
+    const hybrid = await time(`hybrid@${size}`, false, options, queries, query(DEFAULT_WEIGHTS, 1));
+    const lexical = await time(`bm25@${size}`, true, options, queries, query(MODES.lexical.weights, 0));
+    const space = memory.space('sandbox');
+    const vectors = queries.map((text) => embedder.embedOne(text));
+    const scan = await time(`exact-vector-scan@${size}`, true, options, queries, (text) => space.vectors.search(vectors[queries.indexOf(text)]!, 100, (doc) => space.live(doc, space.revision)));
+    series.push(hybrid.series, lexical.series, scan.series);
+    metrics[`size${size}.hybrid.p50Ms`] = hybrid.series.latencyMs.p50;
+    metrics[`size${size}.hybrid.p99Ms`] = hybrid.series.latencyMs.p99;
+    metrics[`size${size}.bm25.p50Ms`] = lexical.series.latencyMs.p50;
+    metrics[`size${size}.vectorScan.p50Ms`] = scan.series.latencyMs.p50;
+    metrics[`size${size}.hybridOverBm25P50`] = Math.round((hybrid.series.latencyMs.p50 / lexical.series.latencyMs.p50) * 100) / 100;
+    await memory.close();
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function run(options: ScenarioOptions): Promise<ScenarioResult> {
+  const embedder = new WordVectorEmbedder();
+  const loadStarted = performance.now();
+  embedder.embedOne('warm the model');
+  const metrics: Record<string, number> = { 'embedder.loadMs': Math.round(performance.now() - loadStarted) };
+  const series: Series[] = [];
+  const notes = [
+    'Latencies are in-process Memory.query calls (no HTTP), one at a time; exact vector search throughout (no approximate index).',
+    'Quality: the test split of the seeded relevance set (bench/relevance/, docs/memory.md); deterministic.',
+  ];
+
+  options.progress('memory: retrieval quality on the relevance set');
+  const set = generateRelevanceSet();
+  const test = set.queries.filter((q) => q.split === 'test');
+  const { memory, close } = await relevanceMemory(set, embedder);
+  const table = await qualityTable(memory, options.quick ? test.slice(0, 30) : test);
+  await close();
+  for (const [mode, quality] of Object.entries(table)) {
+    metrics[`quality.${mode}.recall10`] = Math.round(quality.recall10 * 1000) / 1000;
+    metrics[`quality.${mode}.ndcg10`] = Math.round(quality.ndcg10 * 1000) / 1000;
+  }
+  if (options.quick) notes.push('quick run: quality over the first 30 test queries only, sizes 2,000 and 5,000.');
+
+  for (const size of options.quick ? QUICK_SIZES : SIZES) await measureSize(size, options, embedder, metrics, series);
+  return { scenario: 'memory', description: 'Memory retrieval: hybrid query latency by size, ingest, rebuild, and retrieval quality', series, metrics, notes, profiles: {} };
+}
+
+export const scenario: Scenario = {
+  name: 'memory',
+  description: 'Hybrid memory retrieval (embeddings + BM25 + graph): query p50/p99 at 10k and 100k items, ingest rate, rebuild time, recall@10 and nDCG@10.',
+  run,
+};

@@ -1,0 +1,116 @@
+import type { ContextEntry, DecisionRecord } from '../decision.ts';
+import type { DecisionWorkflow } from '../decision-workflow.ts';
+import type { Env } from '../env.ts';
+import type { MemoryDraft } from './item.ts';
+import type { Memory } from './memory.ts';
+import type { Objectives } from './objectives.ts';
+
+/**
+ * Writes every decision into memory as it is stored, inside the same transaction: the decision's
+ * item (`decisions/<id>`, a new version per transition: its text is the title and context, its
+ * attributes the policy's verdict and status) with edges to
+ *
+ *   uses         each input (`ns:name` → item `name` in namespace `ns`) and each context value
+ *                (`risk:score` = 82 → item `score` in `risk`, a new version when the value changes)
+ *   serves       each objective (core/memory/objectives.ts)
+ *   governed_by  the policy (`policies/<name>`, a new version when its module hash changes)
+ *   approved_by  each approver's key (`keys/<keyId>`)
+ *   supersedes   the previous decision with the same title under the same policy: a question
+ *                decided again
+ *
+ * Edges name the target version written against, so the memory of a decision says which value
+ * of each input it saw. `serves` edges added later through the objectives API are kept.
+ */
+export class DecisionMemory {
+  /** `env\0policy\0title` → the memory item of the newest decision with that title; rebuilt on start. */
+  private readonly latestByQuestion = new Map<string, string>();
+
+  constructor(
+    private readonly memory: Memory,
+    private readonly objectives: Objectives,
+    workflow: DecisionWorkflow,
+  ) {
+    for (const env of ['sandbox', 'production'] as const) {
+      for (const item of memory.list(env, 'decisions')) this.latestByQuestion.set(question(env, item.attributes), item.id);
+    }
+    workflow.use({ written: (record) => this.record(record) });
+  }
+
+  /** Records one stored state of a decision; runs inside its write transaction. */
+  record(decision: DecisionRecord): void {
+    const { env } = decision;
+    const by = decision.history.at(-1)?.keyId ?? decision.createdBy;
+    const previousId = this.memory.idForKey(env, 'decisions', decision.id);
+    const previous = previousId === undefined ? undefined : this.memory.items.latest(env, previousId);
+    // A transition keeps the edges (and the versions they name) the decision was created with.
+    const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by);
+    for (const approval of decision.approvals) {
+      const to = this.ensure(env, by, 'keys', approval.keyId, `API key ${approval.keyId}`, { roles: approval.roles });
+      if (!links.some((link) => link.relation === 'approved_by' && link.to === to)) links.push({ to, relation: 'approved_by' });
+    }
+    const key = question(env, decision);
+
+    const item = this.memory.record(env, by, {
+      namespace: 'decisions',
+      key: decision.id,
+      text: typeof decision.context === 'string' ? `${decision.title}\n${decision.context}` : decision.title,
+      attributes: {
+        title: decision.title,
+        policy: decision.policy,
+        moduleHash: decision.moduleHash,
+        status: decision.status,
+        gate: decision.gate,
+        nextAction: decision.nextAction,
+        reasons: decision.reasons,
+        auditTrail: decision.auditTrail,
+      },
+      links,
+    });
+    if (!previous) this.latestByQuestion.set(key, item.id);
+  }
+
+  /** The edges of a new decision: its policy, inputs, context values, objectives and predecessor. */
+  private creationLinks(decision: DecisionRecord, by: string): Array<{ to: string; relation: string }> {
+    const { env } = decision;
+    const links: Array<{ to: string; relation: string }> = [];
+    links.push({
+      to: this.ensure(env, by, 'policies', decision.policy, `Policy ${decision.policy}, module ${decision.moduleHash}`, { moduleHash: decision.moduleHash }),
+      relation: 'governed_by',
+    });
+    for (const label of decision.inputs) {
+      const [namespace, key] = splitLabel(label);
+      links.push({ to: this.ensure(env, by, namespace, key, label, null), relation: 'uses' });
+    }
+    if (Array.isArray(decision.context)) {
+      for (const entry of decision.context as ContextEntry[]) {
+        const [namespace, key] = splitLabel(entry.source);
+        links.push({ to: this.ensure(env, by, namespace, key, `${entry.source} = ${entry.value}`, { value: entry.value }), relation: 'uses' });
+      }
+    }
+    for (const objective of decision.objectives) links.push({ to: this.objectives.ensure(env, by, objective), relation: 'serves' });
+    const earlier = this.latestByQuestion.get(question(env, decision));
+    if (earlier !== undefined) links.push({ to: earlier, relation: 'supersedes' });
+    return links;
+  }
+
+  /**
+   * The id of `namespace/key`, writing it first when it does not exist or (for values that can
+   * change, `attributes` not null) when its attributes differ from the latest version.
+   */
+  private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null): string {
+    const id = this.memory.idForKey(env, namespace, key);
+    const latest = id === undefined ? undefined : this.memory.items.latest(env, id);
+    if (latest && !latest.tombstone && (attributes === null || JSON.stringify(latest.attributes) === JSON.stringify(attributes))) return latest.id;
+    return this.memory.record(env, by, { namespace, key, text, attributes: attributes ?? {} }).id;
+  }
+}
+
+function question(env: Env, decision: { policy?: unknown; title?: unknown }): string {
+  return `${env}\0${String(decision.policy)}\0${String(decision.title)}`;
+}
+
+/** `finance:budget_q3` → [`finance`, `budget_q3`]; labels are validated by the decisions schema. */
+function splitLabel(label: string): [string, string] {
+  const at = label.indexOf(':');
+  return [label.slice(0, at), label.slice(at + 1)];
+}

@@ -1,0 +1,28 @@
+/**
+ * What memory needs from an embedding model: unit-length vectors of a fixed dimension, so that
+ * similarity is a dot product. Implementations: the offline word-vector model
+ * (core/memory/word-vectors.ts, the default) and an HTTP service (core/memory/http-embedder.ts).
+ */
+export interface Embedder {
+  /** Names the model; stored vectors made by another model are re-embedded at start. */
+  readonly id: string;
+  readonly dimensions: number;
+  /** One unit vector per text, in order; a text with nothing to embed gets the zero vector. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}
+
+/** Scales `vector` to unit length in place; the zero vector stays zero. */
+export function normalise(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
+  if (sum === 0) return vector;
+  const scale = 1 / Math.sqrt(sum);
+  for (let i = 0; i < vector.length; i++) vector[i]! *= scale;
+  return vector;
+}
+
+export function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}

@@ -1,0 +1,345 @@
+import { ENVS, type Env } from '../env.ts';
+import { GatehouseError } from '../errors.ts';
+import { sortableId } from '../ids.ts';
+import type { Store } from '../store.ts';
+import type { Embedder } from './embedder.ts';
+import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
+import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
+import { MemoryItemStore } from './item-store.ts';
+import { lexicalTokens, MemorySpace } from './space.ts';
+import { VectorBackfill } from './vector-backfill.ts';
+
+/**
+ * Versioned memory: the API the routes, the decision recorder and the objectives build on.
+ *
+ * Writing is two steps so a request can answer with the new version before the transaction that
+ * stores it runs: `stage` (synchronous: assigns id, version and revision, validates links, and
+ * makes the item visible to queries) then `persist` inside `store.commit`. `record` does both,
+ * for code already inside a transaction. Reads by id go to LMDB, so they only ever see committed
+ * versions; queries rank from the in-process indexes and drop anything not yet committed.
+ */
+export interface MemoryQuery {
+  query: string;
+  namespaces?: string[];
+  topK?: number;
+  filters?: { attributes?: Record<string, string | number | boolean>; createdBy?: string };
+  /** An ISO 8601 time or a revision number: answer as memory stood then. */
+  asOf?: string | number;
+  /** `expand`: hops followed from the best matches (0 turns the graph off); `relations`: only these edges. */
+  graph?: { expand: number; relations?: string[] };
+  /** Overrides the tuned weights (e.g. `{semantic: 0, lexical: 1, graph: 0}` for BM25 alone). */
+  weights?: Weights;
+}
+
+export const QUERY_LIMITS = { maxQueryLength: 1000, maxTopK: 100, defaultTopK: 10, maxExpand: 3, defaultExpand: 1 };
+
+export interface VersionSummary {
+  version: number;
+  revision: number;
+  createdAt: string;
+  tombstone: boolean;
+}
+
+export interface Lineage {
+  /** Every version of the item up to the one returned, oldest first. */
+  versions: VersionSummary[];
+  /** The returned version's links, each naming the target version it was written against. */
+  links: MemoryLink[];
+  /** Set when the graph component ranked the item: the matched item it was reached from. */
+  via: { from: string; relation: string; direction: 'out' | 'in'; hops: number } | null;
+}
+
+export interface MemoryHit {
+  item: MemoryItem;
+  score: number;
+  scores: Components;
+  raw: { cosine: number | null; bm25: number | null };
+  lineage: Lineage;
+}
+
+export interface QueryAnswer {
+  /** The revision the answer reflects (the latest, or the one `asOf` resolved to). */
+  revision: number;
+  results: MemoryHit[];
+}
+
+export interface MemoryStats {
+  items: number;
+  rebuildMs: number;
+}
+
+export class Memory {
+  readonly items: MemoryItemStore;
+  readonly stats: MemoryStats;
+  private readonly spaces: Record<Env, MemorySpace>;
+  private readonly backfill: VectorBackfill;
+
+  constructor(
+    store: Store,
+    readonly embedder: Embedder,
+  ) {
+    this.items = new MemoryItemStore(store);
+    this.backfill = new VectorBackfill(store, this.items, embedder);
+    this.spaces = { sandbox: new MemorySpace(embedder.dimensions), production: new MemorySpace(embedder.dimensions) };
+    this.stats = this.rebuild();
+  }
+
+  /** Reloads every version from LMDB, in revision order, with the vectors of the current model. */
+  private rebuild(): MemoryStats {
+    const started = performance.now();
+    const byEnv: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
+    for (const item of this.items.all()) byEnv[item.env].push(item);
+    let count = 0;
+    for (const env of ENVS) {
+      const space = this.spaces[env];
+      for (const item of byEnv[env].sort((a, b) => a.revision - b.revision)) {
+        const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
+        const doc = space.add(item, vector);
+        if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
+        count++;
+      }
+    }
+    return { items: count, rebuildMs: performance.now() - started };
+  }
+
+  space(env: Env): MemorySpace {
+    return this.spaces[env];
+  }
+
+  /** The revision `asOf` names (the latest when absent), so a reader can pin one memory state across several reads. */
+  revision(env: Env, asOf?: string | number): number {
+    const space = this.spaces[env];
+    return asOf === undefined ? space.revision : this.revisionFor(space, asOf);
+  }
+
+  /** The query-side vector of `text`; null if the embedder failed (the item is backfilled later). */
+  async embedForWrite(text: string): Promise<Float32Array | null> {
+    try {
+      const [vector] = await this.embedder.embed([text]);
+      return vector ?? null;
+    } catch (error) {
+      console.error('gatehouse: embedding a memory write failed; it will be retried:', (error as Error).message);
+      return null;
+    }
+  }
+
+  /** Assigns the next version of (namespace, key) and makes it visible to queries; `persist` stores it. */
+  stage(env: Env, createdBy: string, draft: MemoryDraft, vector: Float32Array | null, tombstone = false): MemoryItem {
+    const space = this.spaces[env];
+    if (!NAMESPACE_PATTERN.test(draft.namespace)) throw new GatehouseError('invalid_request', `namespace '${draft.namespace}' must match ${NAMESPACE_PATTERN.source}`);
+    if (draft.key !== undefined && !KEY_PATTERN.test(draft.key)) throw new GatehouseError('invalid_request', `key '${draft.key}' must match ${KEY_PATTERN.source}`);
+    const existing = draft.key === undefined ? undefined : space.idForKey(draft.namespace, draft.key);
+    const id = existing ?? sortableId('mem_');
+    const links = this.resolveLinks(space, id, draft.links ?? []);
+    const revision = space.revision + 1;
+    const item: MemoryItem = {
+      id,
+      env,
+      namespace: draft.namespace,
+      key: draft.key ?? id,
+      version: (space.latestVersion(id) ?? 0) + 1,
+      revision,
+      text: draft.text,
+      attributes: draft.attributes ?? {},
+      links,
+      tombstone,
+      // Revisions never go back in time, so `asOf` by time and by revision agree.
+      createdAt: new Date(Math.max(Date.now(), space.lastTime)).toISOString(),
+      createdBy,
+    };
+    const doc = space.add(item, tombstone ? null : vector);
+    if (!vector && !tombstone) this.backfill.enqueue({ item, space, doc });
+    return item;
+  }
+
+  /** Stores a staged version (and its vector); call inside `store.commit`. */
+  persist(item: MemoryItem, vector: Float32Array | null): void {
+    this.items.put(item);
+    if (vector && !item.tombstone) this.items.putVector(item, this.embedder.id, vector);
+  }
+
+  /** Stage and persist at once, vector to follow; call inside `store.commit`. */
+  record(env: Env, createdBy: string, draft: MemoryDraft): MemoryItem {
+    const item = this.stage(env, createdBy, draft, null);
+    this.persist(item, null);
+    return item;
+  }
+
+  /** Stages a tombstone version of `id`: 404 if unknown, 409 if already deleted. */
+  stageDelete(env: Env, deletedBy: string, id: string): MemoryItem {
+    const space = this.spaces[env];
+    const doc = space.docAt(id, space.revision);
+    if (doc === undefined) throw new GatehouseError('not_found', `no memory item ${id}`);
+    const current = space.doc(doc);
+    if (current.tombstone) throw new GatehouseError('conflict', `memory item ${id} is already deleted (version ${current.version})`);
+    const item = this.items.get(env, id, current.version) ?? this.items.latest(env, id);
+    if (!item) throw new GatehouseError('not_found', `no memory item ${id}`);
+    return this.stage(env, deletedBy, { namespace: item.namespace, key: item.key, text: '' }, null, true);
+  }
+
+  /**
+   * One version of item `id`: the one asked for, the one current at `asOf`, or the latest. A
+   * deleted item is 404 unless a version is named (old versions stay readable).
+   */
+  get(env: Env, id: string, at: { version?: number; asOf?: string | number } = {}): MemoryItem {
+    let item: MemoryItem | undefined;
+    if (at.version !== undefined) {
+      item = this.items.get(env, id, at.version);
+      if (!item) throw new GatehouseError('not_found', `memory item ${id} has no version ${at.version}`);
+      return item;
+    }
+    if (at.asOf !== undefined) {
+      const space = this.spaces[env];
+      const doc = space.docAt(id, this.revisionFor(space, at.asOf));
+      item = doc === undefined ? undefined : this.items.get(env, id, space.doc(doc).version);
+    } else {
+      item = this.items.latest(env, id);
+    }
+    if (!item) throw new GatehouseError('not_found', `no memory item ${id}${at.asOf === undefined ? '' : ` as of ${at.asOf}`}`);
+    if (item.tombstone) throw new GatehouseError('not_found', `memory item ${id} was deleted at version ${item.version}`, { deletedVersion: item.version });
+    return item;
+  }
+
+  /** Every committed version of `id`, oldest first; 404 if there is none. */
+  versions(env: Env, id: string): MemoryItem[] {
+    const versions = this.items.versions(env, id);
+    if (versions.length === 0) throw new GatehouseError('not_found', `no memory item ${id}`);
+    return versions;
+  }
+
+  /** The id of the item at (namespace, key), if one was ever written. */
+  idForKey(env: Env, namespace: string, key: string): string | undefined {
+    return this.spaces[env].idForKey(namespace, key);
+  }
+
+  /** Items live now (or at `asOf`) linking to `id`, with the link; e.g. the decisions serving an objective. */
+  linkedFrom(env: Env, id: string, relation: string, asOf?: string | number): Array<{ item: MemoryItem; link: MemoryLink }> {
+    const space = this.spaces[env];
+    const revision = asOf === undefined ? space.revision : this.revisionFor(space, asOf);
+    const found: Array<{ item: MemoryItem; link: MemoryLink }> = [];
+    for (const edge of space.neighbours(id, revision, new Set([relation]))) {
+      if (edge.direction !== 'in') continue;
+      const source = space.doc(edge.doc);
+      const item = this.items.get(env, source.id, source.version);
+      if (item) found.push({ item, link: edge.link });
+    }
+    return found;
+  }
+
+  /** Live items of `namespace` now (or at `asOf`), oldest first. */
+  list(env: Env, namespace: string, asOf?: string | number): MemoryItem[] {
+    const space = this.spaces[env];
+    const revision = asOf === undefined ? space.revision : this.revisionFor(space, asOf);
+    return space
+      .liveIn(namespace, revision)
+      .map((doc) => this.items.get(env, space.doc(doc).id, space.doc(doc).version))
+      .filter((item): item is MemoryItem => item !== undefined);
+  }
+
+  /** Hybrid retrieval; see core/memory/hybrid-ranking.ts for the formula. */
+  async query(env: Env, request: MemoryQuery): Promise<QueryAnswer> {
+    const space = this.spaces[env];
+    const text = request.query.trim();
+    if (text.length === 0) throw new GatehouseError('invalid_request', 'query is empty');
+    if (text.length > QUERY_LIMITS.maxQueryLength) throw new GatehouseError('invalid_request', `query is longer than ${QUERY_LIMITS.maxQueryLength} characters`);
+    const topK = request.topK ?? QUERY_LIMITS.defaultTopK;
+    if (!Number.isInteger(topK) || topK < 1 || topK > QUERY_LIMITS.maxTopK) throw new GatehouseError('invalid_request', `topK must be an integer from 1 to ${QUERY_LIMITS.maxTopK}`);
+    const expand = request.graph?.expand ?? QUERY_LIMITS.defaultExpand;
+    if (!Number.isInteger(expand) || expand < 0 || expand > QUERY_LIMITS.maxExpand) throw new GatehouseError('invalid_request', `graph.expand must be an integer from 0 to ${QUERY_LIMITS.maxExpand}`);
+    const unknown = (request.namespaces ?? []).filter((namespace) => !space.hasNamespace(namespace));
+    if (unknown.length > 0) {
+      throw new GatehouseError('invalid_request', `unknown namespace${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, { namespaces: space.namespaces() });
+    }
+    const weights = request.weights ?? DEFAULT_WEIGHTS;
+    if (!(weights.semantic + weights.lexical > 0)) throw new GatehouseError('invalid_request', 'weights.semantic or weights.lexical must be above 0');
+    const revision = request.asOf === undefined ? space.revision : this.revisionFor(space, request.asOf);
+
+    const namespaces = request.namespaces?.length ? new Set(request.namespaces) : null;
+    const wanted = Object.entries(request.filters?.attributes ?? {});
+    const createdBy = request.filters?.createdBy;
+    const accept = (doc: number) => {
+      if (!space.live(doc, revision)) return false;
+      const item = space.doc(doc);
+      if (namespaces && !namespaces.has(item.namespace)) return false;
+      if (createdBy !== undefined && item.createdBy !== createdBy) return false;
+      return wanted.every(([name, value]) => item.attributes[name] === value);
+    };
+    const vector = weights.semantic > 0 ? await this.embedQuery(text) : null;
+    const ranked = rankHybrid({
+      space,
+      revision,
+      accept,
+      lexical: weights.lexical > 0 ? space.lexical.scores(lexicalTokens(text), accept) : null,
+      vector,
+      weights,
+      graph: { expand, relations: request.graph?.relations?.length ? new Set(request.graph.relations) : null },
+      topK,
+    });
+    const results: MemoryHit[] = [];
+    for (const hit of ranked) {
+      const doc = space.doc(hit.doc);
+      const item = this.items.get(env, doc.id, doc.version);
+      if (!item) continue; // staged by a request whose transaction has not committed (or failed)
+      results.push({ item, score: hit.score, scores: hit.components, raw: hit.raw, lineage: this.lineage(space, item, revision, hit.via) });
+    }
+    return { revision, results };
+  }
+
+  private async embedQuery(text: string): Promise<Float32Array> {
+    try {
+      const [vector] = await this.embedder.embed([text]);
+      return vector!;
+    } catch (error) {
+      throw new GatehouseError('not_ready', `the embedding model is unavailable: ${(error as Error).message}`);
+    }
+  }
+
+  private lineage(space: MemorySpace, item: MemoryItem, revision: number, via: Lineage['via']): Lineage {
+    const versions = space.history(item.id, revision).map((doc) => {
+      const version = space.doc(doc);
+      return { version: version.version, revision: doc + 1, createdAt: new Date(space.time(doc)).toISOString(), tombstone: version.tombstone };
+    });
+    return { versions, links: item.links, via };
+  }
+
+  private resolveLinks(space: MemorySpace, self: string, links: NonNullable<MemoryDraft['links']>): MemoryLink[] {
+    const resolved: MemoryLink[] = [];
+    const seen = new Set<string>();
+    for (const { to, relation, version: pinned } of links) {
+      if (!RELATION_PATTERN.test(relation)) throw new GatehouseError('invalid_request', `relation '${relation}' must match ${RELATION_PATTERN.source}`);
+      const separator = to.indexOf(':');
+      const id = to.startsWith('mem_') ? to : separator > 0 ? space.idForKey(to.slice(0, separator), to.slice(separator + 1)) : undefined;
+      const latest = id === undefined ? undefined : space.latestVersion(id);
+      if (id === undefined || latest === undefined) throw new GatehouseError('invalid_request', `link target ${to} is not a memory item (use an id or namespace:key)`);
+      if (pinned !== undefined && (pinned < 1 || pinned > latest)) throw new GatehouseError('invalid_request', `link target ${to} has no version ${pinned}`);
+      const version = pinned ?? latest;
+      if (id === self) throw new GatehouseError('invalid_request', `an item cannot link to itself (${to})`);
+      if (seen.has(`${relation}\0${id}`)) continue;
+      seen.add(`${relation}\0${id}`);
+      resolved.push({ to: id, relation, version });
+    }
+    return resolved;
+  }
+
+  /** Resolves `asOf` to a revision of `space`; a malformed value or a future revision is a 400. */
+  private revisionFor(space: MemorySpace, asOf: string | number): number {
+    const text = String(asOf).trim();
+    if (/^\d+$/.test(text)) {
+      const revision = Number(text);
+      if (revision > space.revision) throw new GatehouseError('invalid_request', `asOf revision ${revision} is ahead of memory (latest revision ${space.revision})`);
+      return revision;
+    }
+    const time = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
+    if (Number.isNaN(time)) throw new GatehouseError('invalid_request', `asOf must be an ISO 8601 time (e.g. 2026-01-31T12:00:00Z) or a revision number, got '${text}'`);
+    return space.revisionAt(time);
+  }
+
+  /** Waits until every stored item has its vector (tests, the bench, shutdown). */
+  settled(): Promise<void> {
+    return this.backfill.idle();
+  }
+
+  async close(): Promise<void> {
+    await this.backfill.stop();
+  }
+}

@@ -1,0 +1,167 @@
+import { Bm25Index } from './bm25.ts';
+import type { MemoryItem, MemoryLink } from './item.ts';
+import { STOP_WORDS, tokenize } from './tokenize.ts';
+import { ExactVectorIndex } from './vector-index.ts';
+
+/**
+ * One environment's memory as the query side sees it, in process memory: which versions exist
+ * and when each was superseded, the lexical and vector indexes, and the link graph. Every
+ * version is a document numbered by its revision (document d is revision d + 1), so "memory as
+ * of revision R" is a filter, not a copy.
+ *
+ * It is rebuilt from LMDB at start (core/memory/memory.ts) and grows as items are written.
+ */
+export class MemorySpace {
+  readonly lexical = new Bm25Index();
+  readonly vectors: ExactVectorIndex;
+  /** Per document (= revision - 1). */
+  private readonly docs: Array<Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'>> = [];
+  private readonly times: number[] = [];
+  /** Revision at which each document was superseded by the item's next version (Infinity while latest). */
+  private readonly supersededAt: number[] = [];
+  /** Item id → its documents, oldest version first. */
+  private readonly byId = new Map<string, number[]>();
+  /** `namespace\0key` → item id. */
+  private readonly byKey = new Map<string, string>();
+  /** Item id → ids of items some version of which links to it. */
+  private readonly incoming = new Map<string, Set<string>>();
+  /** Namespace → ids of the items ever written there, oldest first. */
+  private readonly namespaceItems = new Map<string, string[]>();
+
+  constructor(dimensions: number) {
+    this.vectors = new ExactVectorIndex(dimensions);
+  }
+
+  /** The newest revision written. */
+  get revision(): number {
+    return this.docs.length;
+  }
+
+  /** The time of the newest revision, in ms; new revisions never go back in time. */
+  get lastTime(): number {
+    return this.times.at(-1) ?? 0;
+  }
+
+  /** Adds the next revision; `item.revision` must be `revision + 1`. */
+  add(item: MemoryItem, vector: Float32Array | null): number {
+    const doc = this.docs.length;
+    if (item.revision !== doc + 1) throw new Error(`memory revision ${item.revision} written out of order (expected ${doc + 1})`);
+    this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: item.links, attributes: item.attributes, createdBy: item.createdBy });
+    this.times.push(Date.parse(item.createdAt));
+    this.supersededAt.push(Infinity);
+    let versions = this.byId.get(item.id);
+    if (!versions) {
+      this.byId.set(item.id, (versions = []));
+      this.byKey.set(`${item.namespace}\0${item.key}`, item.id);
+      let ids = this.namespaceItems.get(item.namespace);
+      if (!ids) this.namespaceItems.set(item.namespace, (ids = []));
+      ids.push(item.id);
+    }
+    const previous = versions.at(-1);
+    if (previous !== undefined) this.supersededAt[previous] = item.revision;
+    versions.push(doc);
+    for (const link of item.links) {
+      let sources = this.incoming.get(link.to);
+      if (!sources) this.incoming.set(link.to, (sources = new Set()));
+      sources.add(item.id);
+    }
+    if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
+    if (vector) this.vectors.set(doc, vector);
+    return doc;
+  }
+
+  /** Whether document `doc` is the item's current version, not deleted, as of `revision`. */
+  live(doc: number, revision: number): boolean {
+    return doc < revision && this.supersededAt[doc]! >= revision + 1 && !this.docs[doc]!.tombstone;
+  }
+
+  doc(doc: number) {
+    return this.docs[doc]!;
+  }
+
+  /** When document `doc` was written, in ms. */
+  time(doc: number): number {
+    return this.times[doc]!;
+  }
+
+  /** The document holding item `id` as of `revision` (a tombstone included), if it existed then. */
+  docAt(id: string, revision: number): number | undefined {
+    const versions = this.byId.get(id);
+    if (!versions) return undefined;
+    for (let i = versions.length - 1; i >= 0; i--) if (versions[i]! < revision) return versions[i];
+    return undefined;
+  }
+
+  /** Every version's document of item `id` up to `revision`, oldest first. */
+  history(id: string, revision: number): number[] {
+    return (this.byId.get(id) ?? []).filter((doc) => doc < revision);
+  }
+
+  latestVersion(id: string): number | undefined {
+    const last = this.byId.get(id)?.at(-1);
+    return last === undefined ? undefined : this.docs[last]!.version;
+  }
+
+  idForKey(namespace: string, key: string): string | undefined {
+    return this.byKey.get(`${namespace}\0${key}`);
+  }
+
+  hasNamespace(namespace: string): boolean {
+    return this.namespaceItems.has(namespace);
+  }
+
+  namespaces(): string[] {
+    return [...this.namespaceItems.keys()].sort();
+  }
+
+  /** Items in `namespace` live as of `revision`, in the order they were first written. */
+  liveIn(namespace: string, revision: number): number[] {
+    const docs: number[] = [];
+    for (const id of this.namespaceItems.get(namespace) ?? []) {
+      const doc = this.docAt(id, revision);
+      if (doc !== undefined && this.live(doc, revision)) docs.push(doc);
+    }
+    return docs;
+  }
+
+  /**
+   * The live neighbours of item `id` as of `revision`: where its live version links to, and the
+   * live items whose live version links to it. `relations` (if given) limits the edges followed.
+   */
+  neighbours(id: string, revision: number, relations: ReadonlySet<string> | null): Array<{ doc: number; link: MemoryLink; direction: 'out' | 'in' }> {
+    const found: Array<{ doc: number; link: MemoryLink; direction: 'out' | 'in' }> = [];
+    const self = this.docAt(id, revision);
+    if (self !== undefined && this.live(self, revision)) {
+      for (const link of this.docs[self]!.links) {
+        if (relations && !relations.has(link.relation)) continue;
+        const target = this.docAt(link.to, revision);
+        if (target !== undefined && this.live(target, revision)) found.push({ doc: target, link, direction: 'out' });
+      }
+    }
+    for (const source of this.incoming.get(id) ?? []) {
+      const doc = this.docAt(source, revision);
+      if (doc === undefined || !this.live(doc, revision)) continue;
+      for (const link of this.docs[doc]!.links) {
+        if (link.to === id && (!relations || relations.has(link.relation))) found.push({ doc, link, direction: 'in' });
+      }
+    }
+    return found;
+  }
+
+  /** The newest revision written at or before `timeMs` (0 if none). */
+  revisionAt(timeMs: number): number {
+    let low = 0;
+    let high = this.times.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.times[mid]! <= timeMs) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+/** The tokens BM25 indexes and queries with. */
+export function lexicalTokens(text: string): string[] {
+  return tokenize(text).filter((token) => !STOP_WORDS.has(token));
+}

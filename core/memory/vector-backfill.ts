@@ -1,0 +1,81 @@
+import type { Store } from '../store.ts';
+import type { Embedder } from './embedder.ts';
+import type { MemoryItem } from './item.ts';
+import type { MemoryItemStore } from './item-store.ts';
+import type { MemorySpace } from './space.ts';
+
+/**
+ * Embeds items that were stored without a vector: those recorded inside another write's
+ * transaction (a decision's memory, which cannot wait for a model), those written while the
+ * embedding service was down, and, at start, those embedded by a different model than the one
+ * configured now. Until an item's vector arrives it is found by BM25 and the graph only.
+ *
+ * Vectors are committed in batches, each in its own transaction, after which the vector index
+ * serves them. A failed batch is retried after `RETRY_MS`.
+ */
+const BATCH = 64;
+const RETRY_MS = 5_000;
+
+interface Pending {
+  item: Pick<MemoryItem, 'env' | 'id' | 'version' | 'text'>;
+  space: MemorySpace;
+  doc: number;
+}
+
+export class VectorBackfill {
+  private queue: Pending[] = [];
+  private running: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly items: MemoryItemStore,
+    private readonly embedder: Embedder,
+  ) {}
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  enqueue(entry: Pending): void {
+    this.queue.push(entry);
+    // Start after the current transaction: the item this vector belongs to is being committed.
+    if (!this.running && !this.retry && !this.stopped) this.running = new Promise((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  /** Resolves once every queued item has its vector (or the last attempt failed). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Finishes the batch in progress and stops; what is left is picked up at the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0 && !this.stopped) {
+        const batch = this.queue.slice(0, BATCH);
+        const vectors = await this.embedder.embed(batch.map((entry) => entry.item.text));
+        if (this.stopped || !this.store.isOpen) return;
+        await this.store.commit(() => batch.forEach((entry, i) => this.items.putVector(entry.item, this.embedder.id, vectors[i]!)));
+        batch.forEach((entry, i) => entry.space.vectors.set(entry.doc, vectors[i]!));
+        this.queue = this.queue.slice(batch.length);
+      }
+    } catch (error) {
+      console.error(`gatehouse: embedding ${this.queue.length} memory items failed; retrying in ${RETRY_MS / 1000}s:`, (error as Error).message);
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        this.running = this.drain();
+      }, RETRY_MS);
+      this.retry.unref();
+    } finally {
+      this.running = null;
+    }
+  }
+}

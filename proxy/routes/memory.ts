@@ -1,0 +1,143 @@
+import { GatehouseError } from '../../core/errors.ts';
+import { itemView, SYSTEM_NAMESPACES } from '../../core/memory/item.ts';
+import type { MemoryHit } from '../../core/memory/memory.ts';
+import { json } from '../http/reply.ts';
+import { GetMemoryQuery, MemoryAnswer, MemoryItem, MemoryVersions, QueryMemoryBody, WriteMemoryBody } from '../memory-schemas.ts';
+import { problemResponse, type RouteDef } from '../route.ts';
+import { principal } from './principal.ts';
+
+/**
+ * Memory: versioned items and hybrid retrieval (core/memory/memory.ts; docs/memory.md). Writes
+ * are staged in the handler (so the reply names the new version) and committed with the audit
+ * entry. Everything is confined to the caller's environment.
+ */
+const REFUSALS = {
+  400: problemResponse('A body or query that does not match the schema, or that the memory refuses (see `detail`).'),
+  401: problemResponse('Missing, unknown, revoked or unreviewed API key.'),
+  403: problemResponse('Insufficient scope.'),
+  429: problemResponse('Rate limited.'),
+};
+
+function refuseSystemNamespace(namespace: string): void {
+  if (SYSTEM_NAMESPACES.has(namespace)) {
+    throw new GatehouseError('invalid_request', `namespace '${namespace}' is written by Gatehouse itself (decisions and objectives have their own routes)`);
+  }
+}
+
+/** POST /v1/memory — write an item, or the next version of (namespace, key). */
+const write: RouteDef = {
+  method: 'POST',
+  path: '/v1/memory',
+  operationId: 'writeMemory',
+  summary: 'Write a memory item; writing an existing namespace and key adds its next version (nothing is overwritten).',
+  scope: 'memory:write',
+  audited: true,
+  body: WriteMemoryBody,
+  idempotent: true,
+  responses: {
+    201: { description: 'The stored version.', schema: MemoryItem },
+    ...REFUSALS,
+    409: problemResponse('An identical Idempotency-Key is still in flight.'),
+    413: problemResponse('Body too large.'),
+    415: problemResponse('Body is not JSON.'),
+    422: problemResponse('Idempotency-Key reused with another body.'),
+  },
+  async handle(ctx) {
+    const body = ctx.body as WriteMemoryBody;
+    refuseSystemNamespace(body.namespace);
+    const { memory } = ctx.services;
+    const vector = await memory.embedForWrite(body.text);
+    const item = memory.stage(principal(ctx).env, principal(ctx).keyId, body, vector);
+    ctx.writes.push(() => memory.persist(item, vector));
+    return json(201, itemView(item));
+  },
+};
+
+/** GET /v1/memory/{id} — the latest version, a named one, or the one current at `asOf`. */
+const get: RouteDef = {
+  method: 'GET',
+  path: '/v1/memory/{id}',
+  operationId: 'getMemory',
+  summary: 'Read a memory item: the latest version, `?version=N`, or the version current at `?asOf=`.',
+  scope: 'memory:read',
+  audited: true,
+  query: GetMemoryQuery,
+  responses: {
+    200: { description: 'The version.', schema: MemoryItem },
+    ...REFUSALS,
+    404: problemResponse('No such item (or version) in this environment, or the item is deleted (`deletedVersion`).'),
+  },
+  handle(ctx) {
+    const { version, asOf } = ctx.queryValues as GetMemoryQuery;
+    if (version !== undefined && asOf !== undefined) throw new GatehouseError('invalid_request', 'ask for a version or an asOf, not both');
+    return json(200, itemView(ctx.services.memory.get(principal(ctx).env, ctx.params.id!, { version, asOf })));
+  },
+};
+
+/** GET /v1/memory/{id}/versions — every version, tombstones included. */
+const versions: RouteDef = {
+  method: 'GET',
+  path: '/v1/memory/{id}/versions',
+  operationId: 'listMemoryVersions',
+  summary: 'Every version of a memory item, oldest first, tombstones included.',
+  scope: 'memory:read',
+  audited: true,
+  responses: { 200: { description: 'The versions.', schema: MemoryVersions }, ...REFUSALS, 404: problemResponse('No such item in this environment.') },
+  handle(ctx) {
+    const id = ctx.params.id!;
+    return json(200, { id, versions: ctx.services.memory.versions(principal(ctx).env, id).map(itemView) });
+  },
+};
+
+/** DELETE /v1/memory/{id} — a tombstone version; earlier versions stay readable. */
+const remove: RouteDef = {
+  method: 'DELETE',
+  path: '/v1/memory/{id}',
+  operationId: 'deleteMemory',
+  summary: 'Delete a memory item by writing a tombstone version; earlier versions stay readable and `asOf` still sees them.',
+  scope: 'memory:write',
+  audited: true,
+  idempotent: true,
+  responses: {
+    200: { description: 'The tombstone version.', schema: MemoryItem },
+    ...REFUSALS,
+    404: problemResponse('No such item in this environment.'),
+    409: problemResponse('Already deleted, or an identical Idempotency-Key is in flight.'),
+  },
+  handle(ctx) {
+    const caller = principal(ctx);
+    const { memory } = ctx.services;
+    const current = memory.items.latest(caller.env, ctx.params.id!);
+    if (current) refuseSystemNamespace(current.namespace);
+    const item = memory.stageDelete(caller.env, caller.keyId, ctx.params.id!);
+    ctx.writes.push(() => memory.persist(item, null));
+    return json(200, itemView(item));
+  },
+};
+
+function hitView(hit: MemoryHit) {
+  return { ...itemView(hit.item), score: hit.score, scores: hit.scores, signals: hit.raw, lineage: hit.lineage };
+}
+
+/** POST /v1/memory/query — hybrid retrieval with per-component scores and lineage. */
+const query: RouteDef = {
+  method: 'POST',
+  path: '/v1/memory/query',
+  operationId: 'queryMemory',
+  summary: 'Find memory by meaning, words and links: results ranked by a hybrid of embedding similarity, BM25 and graph proximity, with each score broken down.',
+  scope: 'memory:read',
+  audited: true,
+  body: QueryMemoryBody,
+  responses: {
+    200: { description: 'Results best first, with `revision` the memory state answered from.', schema: MemoryAnswer },
+    ...REFUSALS,
+    415: problemResponse('Body is not JSON.'),
+    503: problemResponse('The embedding service is unavailable.'),
+  },
+  async handle(ctx) {
+    const answer = await ctx.services.memory.query(principal(ctx).env, ctx.body as QueryMemoryBody);
+    return json(200, { revision: answer.revision, results: answer.results.map(hitView) });
+  },
+};
+
+export const memoryRoutes: RouteDef[] = [write, query, get, versions, remove];
