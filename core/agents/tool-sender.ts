@@ -1,0 +1,81 @@
+import type { HeldOutcome } from '../held-requests.ts';
+import { EXCERPT_BYTES, type ResponseExcerpt, type UpstreamExcerpt } from './runs.ts';
+import type { ToolEndpoint } from './tools.ts';
+
+/**
+ * Calling a tool's endpoint. Core does not speak HTTP: the server registers a ToolExecutor
+ * (proxy/gateway/tool-execution.ts), which sends over the same keep-alive agents, timeouts and
+ * bounded response reading as held proxied requests, and answers in the same outcome shape.
+ * What a step keeps of the exchange is an excerpt.
+ */
+export interface ToolRequest {
+  method: string;
+  url: string;
+  body: Buffer;
+  timeoutMs: number;
+}
+
+export interface ToolExecutor {
+  send(request: ToolRequest): Promise<HeldOutcome>;
+}
+
+export interface ToolExchange {
+  request: UpstreamExcerpt;
+  response: ResponseExcerpt | null;
+  error: { code: string; detail: string } | null;
+  /** The upstream answered with a 2xx status. */
+  ok: boolean;
+  /** The response body parsed as JSON, when it is JSON and complete. */
+  json: unknown;
+}
+
+export class ToolSender {
+  private executor: ToolExecutor | null = null;
+
+  /** The server registers its executor while it runs. */
+  setExecutor(executor: ToolExecutor | null): void {
+    this.executor = executor;
+  }
+
+  /** Sends `payload` as JSON to `endpoint`; never throws for the upstream's failures. */
+  async send(endpoint: ToolEndpoint, payload: unknown): Promise<ToolExchange> {
+    const text = JSON.stringify(payload);
+    const request: UpstreamExcerpt = { method: endpoint.method, url: endpoint.url, body: excerpt(Buffer.from(text)).text };
+    const outcome: HeldOutcome = this.executor
+      ? await this.executor.send({ method: endpoint.method, url: endpoint.url, body: Buffer.from(text), timeoutMs: endpoint.timeoutMs })
+      : { kind: 'failure', code: 'upstream_unavailable', detail: 'no tool executor is running', at: new Date().toISOString() };
+    if (outcome.kind === 'failure') return { request, response: null, error: { code: outcome.code, detail: outcome.detail }, ok: false, json: null };
+    const { status, headers, body, truncated, latencyMs } = outcome.response;
+    const cut = excerpt(body);
+    const response: ResponseExcerpt = { status, headers: headerExcerpt(headers), body: cut.text, truncated: truncated || cut.cut, latencyMs };
+    const ok = status >= 200 && status < 300;
+    return {
+      request,
+      response,
+      error: ok ? null : { code: 'upstream_status', detail: `the tool answered ${status}` },
+      ok,
+      json: truncated ? null : parseJson(body),
+    };
+  }
+}
+
+/** The headers worth keeping in a trace: what the body is, and how the upstream identified it. */
+const KEPT_HEADERS = ['content-type', 'content-length', 'location', 'etag', 'x-request-id', 'request-id', 'retry-after'];
+
+function headerExcerpt(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) if (headers[name] !== undefined) out[name] = headers[name]!;
+  return out;
+}
+
+function excerpt(body: Buffer): { text: string; cut: boolean } {
+  return body.length > EXCERPT_BYTES ? { text: body.subarray(0, EXCERPT_BYTES).toString('utf8'), cut: true } : { text: body.toString('utf8'), cut: false };
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
