@@ -47,6 +47,8 @@ export interface Series {
   errors: number;
   /** The HDR histogram, base64-encoded compressed (hdr-histogram-js `encodeIntoCompressedBase64`), values in µs. */
   histogram: string | null;
+  /** The unit of `histogram`'s values when it is not µs: `ns` for in-process timings of a few µs. */
+  histogramUnit?: 'us' | 'ns';
 }
 
 export interface ScenarioResult {
