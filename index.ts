@@ -10,10 +10,13 @@ export {
   type DecisionFilter,
   type IssuedKey,
   type Key,
+  type RegisteredSigningKey,
   type Trace,
   type WriteOptions,
 } from './proxy/client/gatehouse-client.ts';
 export * from './proxy/client/errors.ts';
+export { signRequest, signingKeyFromJwk, type SigningKey, type SignOptions } from './core/signatures/signer.ts';
+export { contentDigest } from './core/signatures/content-digest.ts';
 export { openApiDocument } from './proxy/openapi.ts';
 export type { PolicyEvaluator, PolicyEvaluation, PolicyInfo, Verdict } from './core/policy-evaluator.ts';
 export type { AuditEntry, ChainVerification } from './core/audit-log.ts';

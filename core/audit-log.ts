@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { Env } from './env.ts';
 import { requestId } from './ids.ts';
+import type { Verdict } from './policy-evaluator.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -23,6 +24,35 @@ export interface PolicyResultSummary {
   error: string | null;
 }
 
+/**
+ * What the proxy gateway did with a request it handled. Only gateway entries carry it, so the
+ * hashes of every other entry are the same with or without this field in the type.
+ */
+export interface ProxiedSummary {
+  /** The gateway route's name. */
+  route: string;
+  /** `forwarded`, `denied`, `held`, `sent` (a held request, after approval) or `failed` (no upstream answer). */
+  outcome: 'forwarded' | 'denied' | 'held' | 'sent' | 'failed';
+  upstreamStatus: number | null;
+  upstreamLatencyMs: number | null;
+}
+
+/** How a request's RFC 9421 signature fared, as recorded: names only, never key material. */
+export interface SignatureSummary {
+  /** `bootstrap`: unsigned, allowed because the key is registering its first signing key. */
+  outcome: 'verified' | 'failed' | 'unsigned' | 'bootstrap';
+  label: string | null;
+  keyId: string | null;
+  alg: string | null;
+  /** The check that failed (docs/signatures.md), when `failed`. */
+  failure: string | null;
+}
+
+/** How an audit entry records a policy's verdict. */
+export function verdictSummary(verdict: Verdict): PolicyResultSummary {
+  return { allow: verdict.allow, gate: verdict.gate, nextAction: verdict.nextAction, reasons: verdict.reasons, error: verdict.error };
+}
+
 export interface AuditEntry {
   seq: number;
   at: string;
@@ -42,6 +72,9 @@ export interface AuditEntry {
   result: PolicyResultSummary | null;
   traceparent: string | null;
   replayed: boolean;
+  proxy?: ProxiedSummary;
+  /** Entries of authenticated requests carry it; others (and entries older than signatures) do not. */
+  signature?: SignatureSummary;
   prevHash: string;
   hash: string;
 }

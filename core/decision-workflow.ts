@@ -41,6 +41,8 @@ export interface DecisionHooks {
   guard?(action: Act, decision: DecisionRecord, principal: Principal): void;
   /** Runs inside the write transaction with the record being stored. */
   written?(record: DecisionRecord): void;
+  /** Facts added to the policy input of actions on a decision (a held request's method and path). */
+  facts?(decision: DecisionRecord): Record<string, unknown> | undefined;
 }
 
 export class DecisionWorkflow {
@@ -102,10 +104,22 @@ export class DecisionWorkflow {
       assertTransition(decision, action);
       for (const hook of this.hooks) hook.guard?.(action, decision, principal);
     }
-    const input = policyInput(action, decision, principal, request);
-    const evaluation = this.evaluate(decision.policy, input);
+    let input: Record<string, unknown> = policyInput(action, decision, principal, request);
+    for (const hook of this.hooks) {
+      const facts = hook.facts?.(decision);
+      if (facts) input = { ...facts, ...input };
+    }
+    return this.evaluateInput(decision.policy, input);
+  }
+
+  /**
+   * Evaluates `policy` on any input (a proxied request's, say), failing closed, observed like
+   * the checks of decisions.
+   */
+  evaluateInput(policy: string, input: unknown): PolicyCheck {
+    const evaluation = this.evaluate(policy, input);
     const check: PolicyCheck = {
-      policy: decision.policy,
+      policy,
       moduleHash: evaluation.moduleHash,
       inputDigest: digest(input),
       durationNs: evaluation.durationNs,

@@ -48,8 +48,8 @@ export interface DecisionRecord {
   createdAt: string;
   updatedAt: string;
   auditTrail: string;
-  /** What the decision governs beyond itself: a production key under security review. */
-  subject: { type: 'key'; id: string } | null;
+  /** What the decision governs beyond itself: a production key under security review, a held proxied request, a held agent tool call. */
+  subject: { type: 'key' | 'proxy-request' | 'agent-tool-call'; id: string } | null;
 }
 
 /** The labels a context array carries, as the flat map policies read (`"ns:name": value`). */

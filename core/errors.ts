@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'policy_denied'
   | 'signature_invalid'
+  | 'signature_required'
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
@@ -20,6 +21,9 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'not_ready'
+  | 'not_implemented'
+  | 'upstream_unavailable'
+  | 'upstream_timeout'
   | 'internal';
 
 export class GatehouseError extends Error {

@@ -2,6 +2,8 @@ import type { DecisionRecord } from './decision.ts';
 import type { CreateDecision, DecisionWorkflow } from './decision-workflow.ts';
 import { GatehouseError } from './errors.ts';
 import type { KeyRecord, KeyRegistry } from './keys.ts';
+import type { EventLog } from './events/event-log.ts';
+import { keyEvent } from './events/key-events.ts';
 import { hasScope } from './scopes.ts';
 
 /**
@@ -15,6 +17,8 @@ export class KeyReview {
   constructor(
     private readonly keys: KeyRegistry,
     workflow: DecisionWorkflow,
+    /** Where the key's activation or rejection is recorded as an event (the server's log). */
+    private readonly events?: EventLog,
   ) {
     workflow.use({
       guard: (_action, decision, principal) => {
@@ -41,7 +45,11 @@ export class KeyReview {
     if (record.subject?.type !== 'key') return;
     const key = this.keys.get(record.subject.id);
     if (!key || key.status !== 'pending_review') return;
-    if (record.status === 'approved' || record.status === 'executed') this.keys.write(this.keys.withStatus(key, 'active'));
-    else if (record.status === 'rejected' || record.status === 'cancelled') this.keys.write(this.keys.withStatus(key, 'rejected'));
+    let settled: KeyRecord;
+    if (record.status === 'approved' || record.status === 'executed') settled = this.keys.withStatus(key, 'active');
+    else if (record.status === 'rejected' || record.status === 'cancelled') settled = this.keys.withStatus(key, 'rejected');
+    else return;
+    this.keys.write(settled);
+    this.events?.appendInTransaction(keyEvent(settled.status === 'active' ? 'key.activated' : 'key.rejected', settled));
   }
 }

@@ -100,6 +100,19 @@ export class KeyRegistry {
     return this.keys.get(id);
   }
 
+  /**
+   * The principal a presented secret authenticates, or `unauthenticated` saying why not (unknown,
+   * pending security review, revoked, rejected).
+   */
+  authenticate(secret: string): Principal {
+    const record = this.lookup(secret);
+    if (!record || record.status !== 'active') {
+      const why = !record ? 'is not known' : record.status === 'pending_review' ? 'is pending security review' : `is ${record.status}`;
+      throw new GatehouseError('unauthenticated', `this API key ${why}`);
+    }
+    return principalOf(record);
+  }
+
   /** The record for a presented secret, whatever its status (the caller tells the states apart). */
   lookup(secret: string): KeyRecord | undefined {
     const id = this.byHash.get(hashSecret(secret));

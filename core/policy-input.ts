@@ -37,7 +37,13 @@ export function policyInput(action: DecisionAction, decision: DecisionRecord, pr
       approvals: decision.approvals.map((a) => ({ keyId: a.keyId, roles: a.roles, at: a.at })),
       createdAt: decision.createdAt,
     },
-    principal: { keyId: principal.keyId, env: principal.env, scopes: principal.scopes, roles: principal.roles },
+    principal: {
+      keyId: principal.keyId,
+      env: principal.env,
+      scopes: principal.scopes,
+      roles: principal.roles,
+      ...(principal.claims ? { claims: principal.claims } : {}),
+    },
     request,
     now_ns: Date.now() * 1e6,
   };

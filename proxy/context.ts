@@ -1,5 +1,7 @@
+import type { SignatureSummary } from '../core/audit-log.ts';
 import type { PolicyCheck } from '../core/decision-workflow.ts';
 import type { DecisionRecord } from '../core/decision.ts';
+import type { EventDraft } from '../core/events/event.ts';
 import type { IdempotencyKey } from '../core/idempotency.ts';
 import type { KeyRecord } from '../core/keys.ts';
 import type { SignatureFacts } from '../core/policy-input.ts';
@@ -18,6 +20,8 @@ export interface RequestContext {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;
+  /** The query string as sent, without `?`: signatures cover it byte for byte. */
+  readonly rawQuery: string;
   readonly headers: Record<string, string>;
   readonly params: Record<string, string>;
   readonly route: RouteDef | undefined;
@@ -34,6 +38,8 @@ export interface RequestContext {
   queryValues: unknown;
   principal: Principal | null;
   signature: SignatureFacts;
+  /** What the signature stage concluded, for the audit entry. */
+  signatureSummary: SignatureSummary | null;
   idempotency: { key: IdempotencyKey; fingerprint: string } | null;
   replayed: boolean;
   policyCheck: PolicyCheck | null;
@@ -45,6 +51,8 @@ export interface RequestContext {
   issuedKey: { record: KeyRecord; secret: string } | null;
   /** Writes that commit with the audit entry, in one transaction. */
   writes: Array<() => void>;
+  /** Events that commit with the writes (the audit stage numbers them); the emit stage announces them. */
+  events: EventDraft[];
   /** Headers added by stages (rate limits, WWW-Authenticate, Allow), sent with any reply. */
   responseHeaders: Record<string, string>;
   errorCode: string | null;

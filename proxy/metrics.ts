@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics for one server. Each server has its own registry so several can run in one
@@ -43,6 +43,33 @@ export class Metrics {
     name: 'gatehouse_rate_limited_total',
     help: 'Requests refused by rate limits, by key environment.',
     labelNames: ['env'] as const,
+    registers: [this.registry],
+  });
+
+  readonly proxied = new Counter({
+    name: 'gatehouse_proxy_requests_total',
+    help: 'Requests the proxy gateway handled, by route, method, outcome (forwarded, denied, held, failed) and status sent.',
+    labelNames: ['route', 'method', 'outcome', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamLatency = new Histogram({
+    name: 'gatehouse_proxy_upstream_duration_seconds',
+    help: 'Time from forwarding a request to the upstream response headers, by route and upstream status.',
+    labelNames: ['route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly streamConnections = new Gauge({
+    name: 'gatehouse_stream_connections',
+    help: 'Open WS /v1/streaming connections.',
+    registers: [this.registry],
+  });
+
+  readonly streamSlowConsumers = new Counter({
+    name: 'gatehouse_stream_slow_consumers_total',
+    help: 'Stream connections closed (4008) because their unsent backlog passed the bound.',
     registers: [this.registry],
   });
 

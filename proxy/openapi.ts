@@ -41,6 +41,7 @@ function operation(route: RouteDef) {
     responses,
     security: route.scope ? [{ bearer: [route.scope] }] : [],
     ...(route.scope ? { 'x-required-scope': route.scope } : {}),
+    ...(route.selfService ? { 'x-self-service': 'The API key named by {id} may call this without the scope.' } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   } catch (error) {
     console.error(`gatehouse: ${ctx.requestId}: could not commit`, error);
     ctx.writes = [];
+    ctx.events = [];
     reply = refuse(ctx, new GatehouseError('internal', 'the request could not be recorded'));
     await commitWithAudit(ctx, reply).catch(() => {});
   } finally {
@@ -56,7 +57,7 @@ async function decide(ctx: RequestContext): Promise<Reply> {
     }
     throw new GatehouseError('not_found', `no route for ${ctx.method} ${ctx.path}`);
   }
-  authenticate(ctx);
+  await authenticate(ctx);
   verifySignature(ctx);
   rateLimit(ctx);
   parseBody(ctx);

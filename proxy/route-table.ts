@@ -1,11 +1,19 @@
+import { agentRoutes } from './routes/agents.ts';
+import { contextRoutes } from './routes/context.ts';
+import { decisionResultRoutes } from './routes/decision-results.ts';
 import { decisionRoutes } from './routes/decisions.ts';
 import { impactRoutes } from './routes/impact.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { memoryRoutes } from './routes/memory.ts';
+import { objectiveRoutes } from './routes/objectives.ts';
 import { opsRoutes } from './routes/ops.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { streamRoute } from './streaming/stream-route.ts';
+import { signingKeyRoutes } from './routes/signing-keys.ts';
 import type { RouteDef } from './route.ts';
 
 /** Every route the server answers; docs/api.md describes each one. */
-export const ROUTES: readonly RouteDef[] = [...decisionRoutes, ...keyRoutes, ...impactRoutes, ...opsRoutes];
+export const ROUTES: readonly RouteDef[] = [...decisionRoutes, ...decisionResultRoutes, ...keyRoutes, ...signingKeyRoutes, ...impactRoutes, ...memoryRoutes, ...contextRoutes, ...objectiveRoutes, ...webhookRoutes, ...agentRoutes, streamRoute, ...opsRoutes];
 
 /** `/v1/decisions/{id}` → `/v1/decisions/:id`, the form uWebSockets.js routes on. */
 export function uwsPattern(path: string): string {

@@ -21,13 +21,20 @@ export function problemResponse(description: string): RouteResponse {
  * authorisation and the OpenAPI document.
  */
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path: `/v1/decisions/{id}`. */
   path: string;
   operationId: string;
   summary: string;
   /** `null` for public routes (no key needed). */
   scope: Scope | null;
+  /** The API key named by the path's `{id}` may call this route without `scope`: it manages its own. */
+  selfService?: boolean;
+  /**
+   * A production key with no active signing key may call this route unsigned for itself:
+   * registering its first signing key is how a key starts signing (docs/signatures.md).
+   */
+  signatureBootstrap?: boolean;
   /** Ops probes stay out of the audit log; every /v1 call is recorded. */
   audited: boolean;
   body?: TSchema;

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SCOPES } from '../core/scopes.ts';
+import { TraceDecision, TraceStep } from './impact-schemas.ts';
 
 /**
  * The API's schemas. Request schemas validate bodies and queries (proxy/validation.ts); all of
@@ -76,15 +77,9 @@ export type ListDecisionsQuery = Static<typeof ListDecisionsQuery>;
 export const ListKeysQuery = Type.Object({ env: Type.Optional(EnvName) }, { additionalProperties: false });
 export type ListKeysQuery = Static<typeof ListKeysQuery>;
 
-export const TraceQuery = Type.Object(
-  { ref: Type.String({ minLength: 1, maxLength: 128, description: 'A trace reference (`trace_…`) or a decision id (`dec_…`).' }) },
-  { additionalProperties: false },
-);
-export type TraceQuery = Static<typeof TraceQuery>;
-
 // Responses (documentation only).
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const Decision = Type.Object({
   id: Type.String(),
@@ -109,7 +104,7 @@ export const Decision = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   auditTrail: Type.String({ description: 'Trace reference resolvable with GET /v1/impact/trace.' }),
-  subject: Nullable(Type.Object({ type: Type.Literal('key'), id: Type.String() })),
+  subject: Nullable(Type.Object({ type: Type.Union([Type.Literal('key'), Type.Literal('proxy-request'), Type.Literal('agent-tool-call')]), id: Type.String() })),
 });
 
 export const DecisionPage = Type.Object({ data: Type.Array(Decision), nextCursor: Nullable(Type.String()) });
@@ -163,11 +158,37 @@ export const AuditEntry = Type.Object({
   ),
   traceparent: Nullable(Type.String()),
   replayed: Type.Boolean(),
+  proxy: Type.Optional(
+    Type.Object({
+      route: Type.String(),
+      outcome: Type.Union(['forwarded', 'denied', 'held', 'sent', 'failed'].map((o) => Type.Literal(o))),
+      upstreamStatus: Nullable(Type.Integer()),
+      upstreamLatencyMs: Nullable(Type.Number()),
+    }),
+  ),
+  signature: Type.Optional(
+    Type.Object({
+      outcome: Type.Union(['verified', 'failed', 'unsigned', 'bootstrap'].map((o) => Type.Literal(o))),
+      label: Nullable(Type.String()),
+      keyId: Nullable(Type.String()),
+      alg: Nullable(Type.String()),
+      failure: Nullable(Type.String()),
+    }),
+  ),
   prevHash: Type.String(),
   hash: Type.String(),
 });
 
-export const Trace = Type.Object({ ref: Type.String(), decisionId: Nullable(Type.String()), entries: Type.Array(AuditEntry) });
+/** A decision's ordered trace, one page of it (GET /v1/impact/trace; proxy/impact-schemas.ts has its steps). */
+export const Trace = Type.Object({
+  kind: Type.Literal('decision'),
+  ref: Type.String(),
+  decisionId: Nullable(Type.String()),
+  decision: Nullable(TraceDecision),
+  entries: Type.Array(AuditEntry, { description: 'The audit entries of this page’s `request` steps, in full.' }),
+  steps: Type.Array(TraceStep),
+  nextCursor: Nullable(Type.String()),
+});
 
 export const Problem = Type.Object({
   type: Type.String(),

@@ -5,14 +5,26 @@ import { requestId } from '../core/ids.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import { UNSIGNED } from '../core/policy-input.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimit } from '../core/rate-limiter.ts';
+import type { Embedder } from '../core/memory/embedder.ts';
+import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { Store } from '../core/store.ts';
+import type { JwtIdentities } from '../core/jwt-identities.ts';
+import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
 import { readBody } from './http/request-body.ts';
 import { statusLine, type Reply } from './http/reply.ts';
 import { runPipeline } from './pipeline.ts';
 import { paramNames, ROUTES, uwsPattern } from './route-table.ts';
 import type { RouteDef } from './route.ts';
+import { DEFAULT_RETENTION, type RetentionPolicy } from '../core/events/event-log.ts';
+import { WEBHOOK_DEFAULTS, type WebhookOptions } from '../core/webhooks/webhooks.ts';
+import { STREAM_DEFAULTS, StreamHub, type StreamOptions } from './streaming/stream-hub.ts';
+import { STREAM_PATH } from './streaming/stream-route.ts';
 import { buildServices, type Services } from './services.ts';
+import { GATEWAY_DEFAULTS, startGateway, type RunningGateway } from './gateway/gateway.ts';
+import { RoutesSource } from './gateway/routes-config.ts';
+import { ToolExecution } from './gateway/tool-execution.ts';
+import { Upstreams } from './gateway/upstreams.ts';
 
 /**
  * The /v1 API on uWebSockets.js. Handlers follow the uWS examples: read what is needed from the
@@ -34,8 +46,26 @@ export interface ServerConfig {
   idempotencyRetentionMs?: number;
   rateLimits?: Partial<Record<Env, RateLimit>>;
   durability?: 'commit' | 'flush';
+  /** Embeds memory for semantic search; the offline word-vector model when unset. */
+  embedder?: Embedder;
   /** How long `close` waits for in-flight requests before closing connections anyway. */
   drainTimeoutMs?: number;
+  /** The proxy gateway (docs/proxy.md): started when a routes file is named. */
+  proxy?: { routesFile: string; host?: string; port?: number };
+  /** How long and how many events the event log keeps (docs/streaming.md). */
+  eventRetention?: Partial<RetentionPolicy>;
+  /** The WebSocket stream's backpressure bound, heartbeat and idle timeout. */
+  streaming?: Partial<StreamOptions>;
+  /** Webhook retries, timeouts, disabling and the SSRF allowlist (docs/webhooks.md). */
+  webhooks?: Partial<WebhookOptions>;
+  /** Who must sign requests (docs/signatures.md); `production` by default. */
+  signatures?: SignatureMode;
+  /** How far `created` may be from the server's clock, in seconds (default 300). */
+  signatureSkewSeconds?: number;
+  /** The URL clients reach the server at, when a proxy sits in front: `@target-uri` uses its scheme and authority. */
+  publicUrl?: string;
+  /** Issuers whose JWTs authenticate as service identities. */
+  jwtIdentities?: JwtIdentities | null;
 }
 
 export const DEFAULTS = {
@@ -53,6 +83,8 @@ export interface RunningServer {
   /** The bootstrap admin key's id, and its secret when this start generated it. */
   adminKey: { id: string; generated: string | null };
   services: Services;
+  /** The proxy gateway's listener, when routes are configured. */
+  gateway: RunningGateway | null;
   /** Stops accepting, drains in-flight requests, closes connections and the store. */
   close(): Promise<void>;
 }
@@ -68,6 +100,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     bodyLimitBytes: config.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes,
     idempotencyRetentionMs: config.idempotencyRetentionMs ?? DEFAULTS.idempotencyRetentionMs,
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...config.rateLimits },
+    embedder: config.embedder ?? new WordVectorEmbedder(),
+    signatures: {
+      ...(config.signatures ? { mode: config.signatures } : {}),
+      ...(config.signatureSkewSeconds !== undefined ? { skewSeconds: config.signatureSkewSeconds } : {}),
+      publicUrl: config.publicUrl ? new URL(config.publicUrl) : null,
+    },
+    jwtIdentities: config.jwtIdentities ?? null,
+    webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     draining: () => draining,
   });
   const adminKey = await services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) =>
@@ -75,12 +115,27 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   );
 
   const app = uWS.App();
+  const stream = new StreamHub(app, services.events, { ...STREAM_DEFAULTS, ...config.streaming }, services.metrics);
   const send = (res: HttpResponse, ctx: RequestContext, reply: Reply) => {
     inFlight--;
     const status = String(reply.status);
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
     services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, (performance.now() - ctx.startedAt) / 1000);
     if (res.aborted) return;
+    // The stream's upgrade passed the pipeline: hand the connection to the stream (proxy/streaming/).
+    if (reply.status === 101 && res.upgradeContext && ctx.principal) {
+      const { principal, headers } = ctx;
+      res.cork(() =>
+        res.upgrade(
+          stream.userData(principal),
+          headers['sec-websocket-key']!,
+          headers['sec-websocket-protocol'] ?? '',
+          headers['sec-websocket-extensions'] ?? '',
+          res.upgradeContext,
+        ),
+      );
+      return;
+    }
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
@@ -96,8 +151,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       const method = req.getCaseSensitiveMethod().toUpperCase();
       const route = routes.get(method);
       const headers: Record<string, string> = {};
+      // A field sent on several lines is one value joined with ", " (RFC 9110 §5.3), which is
+      // also how RFC 9421 signs it.
       req.forEach((name, value) => {
-        headers[name] = value;
+        headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
       });
       const values: Record<string, string> = {};
       params.forEach((name, i) => (values[name] = decodeURIComponent(req.getParameter(i) ?? '')));
@@ -105,6 +162,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         method,
         path: req.getUrl(),
         query: new URLSearchParams(req.getQuery() ?? ''),
+        rawQuery: req.getQuery() ?? '',
         headers,
         params: values,
         route,
@@ -146,12 +204,32 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     byPattern.get(pattern)!.set(route.method, route);
   }
   for (const [pattern, routes] of byPattern) app.any(pattern, handler(routes, pattern));
+  // Upgrade requests to the stream reach app.ws; plain requests to its path reach app.any above.
+  const upgrade = handler(byPattern.get(uwsPattern(STREAM_PATH))!, uwsPattern(STREAM_PATH));
+  app.ws(
+    uwsPattern(STREAM_PATH),
+    stream.behavior((res, req, context) => {
+      res.upgradeContext = context;
+      upgrade(res, req);
+    }),
+  );
   app.any('/*', handler(new Map(), 'unmatched'));
 
   const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port);
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
-  const purge = setInterval(() => void services.idempotency.purgeExpired(store).catch(() => {}), 60_000);
+  const purge = setInterval(() => {
+    void services.idempotency.purgeExpired(store).catch(() => {});
+    void services.events.prune({ ...DEFAULT_RETENTION, ...config.eventRetention }, services.webhooks.pruneFloor()).catch(() => {});
+    void services.signatures.replay.purgeExpired(store).catch(() => {});
+  }, 60_000);
   purge.unref();
+  services.webhooks.start();
+  // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
+  const toolUpstreams = new Upstreams({ maxSockets: 64 });
+  services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.limits.bodyBytes));
+  const interruptedCalls = await services.agents.calls.failInterrupted();
+  if (interruptedCalls) console.log(`gatehouse: ${interruptedCalls} agent tool call(s) interrupted by the last stop marked failed`);
+  const gateway = config.proxy ? await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs) : null;
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -160,12 +238,31 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       uWS.us_listen_socket_close(listenSocket);
       const deadline = Date.now() + (config.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await gateway?.close();
+      await services.agents.calls.idle();
+      services.agents.sender.setExecutor(null);
+      toolUpstreams.close();
       clearInterval(purge);
+      stream.close();
+      await services.webhooks.stop();
       (app as TemplatedApp & { close(): void }).close();
+      await services.memory.close();
       await store.close();
     })());
 
-  return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, adminKey, services, close };
+  return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, adminKey, services, gateway, close };
+}
+
+/** The gateway over the same services, its routes read from the file and followed as it changes. */
+async function startProxyGateway(services: Services, proxy: NonNullable<ServerConfig['proxy']>, host: string, drainTimeoutMs: number | undefined) {
+  const routes = await RoutesSource.open(proxy.routesFile, { info: (m) => console.log(`gatehouse: ${m}`), error: (m) => console.error(`gatehouse: ${m}`) });
+  return startGateway({
+    services,
+    routes,
+    host: proxy.host ?? host,
+    port: proxy.port ?? GATEWAY_DEFAULTS.port,
+    ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
+  });
 }
 
 function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
@@ -176,7 +273,7 @@ function listen(app: TemplatedApp, host: string, port: number): Promise<us_liste
 
 function newContext(
   services: Services,
-  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown'>,
+  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown'>,
 ): RequestContext {
   return {
     ...head,
@@ -189,6 +286,7 @@ function newContext(
     queryValues: undefined,
     principal: null,
     signature: UNSIGNED,
+    signatureSummary: null,
     idempotency: null,
     replayed: false,
     policyCheck: null,
@@ -196,6 +294,7 @@ function newContext(
     draft: null,
     issuedKey: null,
     writes: [],
+    events: [],
     responseHeaders: {},
     errorCode: null,
     closeConnection: false,

@@ -1,6 +1,8 @@
 import { AuditLog } from '../core/audit-log.ts';
 import { DecisionStore } from '../core/decision-store.ts';
 import { DecisionWorkflow } from '../core/decision-workflow.ts';
+import { HeldRequests } from '../core/held-requests.ts';
+import { GovernedAgents } from '../core/agents/governed-agents.ts';
 import { IdempotencyStore } from '../core/idempotency.ts';
 import { KeyReview } from '../core/key-review.ts';
 import { KeyRegistry } from '../core/keys.ts';
@@ -8,6 +10,18 @@ import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import { RateLimiter, type RateLimit } from '../core/rate-limiter.ts';
 import type { Env } from '../core/env.ts';
 import type { Store } from '../core/store.ts';
+import { EventLog } from '../core/events/event-log.ts';
+import { Webhooks, type WebhookOptions } from '../core/webhooks/webhooks.ts';
+import { DecisionMemory } from '../core/memory/decision-memory.ts';
+import type { Embedder } from '../core/memory/embedder.ts';
+import { Memory } from '../core/memory/memory.ts';
+import { Objectives } from '../core/memory/objectives.ts';
+import { ImpactTrace } from '../core/impact/impact-trace.ts';
+import type { JwtIdentities } from '../core/jwt-identities.ts';
+import { ReplayGuard } from '../core/signatures/replay-guard.ts';
+import { DEFAULT_SKEW_SECONDS, RequestSignatureVerifier } from '../core/signatures/request-verifier.ts';
+import type { SignatureMode } from '../core/signatures/requirement.ts';
+import { SigningKeyRegistry } from '../core/signing-keys.ts';
 import { Metrics } from './metrics.ts';
 
 /** The core services one server runs on, built once over an open store. */
@@ -18,11 +32,43 @@ export interface Services {
   audit: AuditLog;
   workflow: DecisionWorkflow;
   keyReview: KeyReview;
+  /** Proxied requests held for approval; the gateway sends them once their decision is executed. */
+  heldRequests: HeldRequests;
+  /** Tools, agents and their runs of policy-checked tool calls (docs/agents.md). */
+  agents: GovernedAgents;
   idempotency: IdempotencyStore;
+  /** The durable event log: the stream and the webhooks read it. */
+  events: EventLog;
+  webhooks: Webhooks;
+  /** Versioned memory and its hybrid retrieval; decisions are recorded into it as they are stored. */
+  memory: Memory;
+  objectives: Objectives;
+  /** Decision traces and what inputs and objectives influenced (GET /v1/impact/trace). */
+  impact: ImpactTrace;
   rateLimiter: RateLimiter;
   metrics: Metrics;
   limits: { bodyBytes: number };
+  /** The keys API keys sign requests with (RFC 9421). */
+  signingKeys: SigningKeyRegistry;
+  signatures: SignatureServices;
+  /** Configured JWT issuers, or null when only API keys authenticate. */
+  jwtIdentities: JwtIdentities | null;
   draining(): boolean;
+}
+
+/** Request signature verification and the server's signature settings (docs/signatures.md). */
+export interface SignatureServices {
+  verifier: RequestSignatureVerifier;
+  replay: ReplayGuard;
+  mode: SignatureMode;
+  /** Scheme and authority of `@target-uri` when set; otherwise `http` and the Host header. */
+  publicUrl: URL | null;
+}
+
+export interface SignatureOptions {
+  mode: SignatureMode;
+  skewSeconds: number;
+  publicUrl: URL | null;
 }
 
 export interface ServiceOptions {
@@ -31,6 +77,11 @@ export interface ServiceOptions {
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
   rateLimits: Record<Env, RateLimit>;
+  webhooks: WebhookOptions;
+  embedder: Embedder;
+  /** Defaults: production keys sign, a 300 s window, no public URL. */
+  signatures?: Partial<SignatureOptions>;
+  jwtIdentities?: JwtIdentities | null;
   draining(): boolean;
 }
 
@@ -41,17 +92,39 @@ export function buildServices(options: ServiceOptions): Services {
   const workflow = new DecisionWorkflow(new DecisionStore(store), evaluator, (check) => {
     metrics.policyEvaluation.observe({ policy: check.policy, allow: String(check.verdict.allow) }, check.durationNs / 1e9);
   });
+  const audit = new AuditLog(store);
+  const events = new EventLog(store);
+  const memory = new Memory(store, options.embedder);
+  const objectives = new Objectives(memory);
+  new DecisionMemory(memory, objectives, workflow);
+  const webhooks = new Webhooks(store, events, options.webhooks);
+  const replay = new ReplayGuard(store);
   return {
     store,
     evaluator,
     keys,
-    audit: new AuditLog(store),
+    audit,
     workflow,
-    keyReview: new KeyReview(keys, workflow),
+    keyReview: new KeyReview(keys, workflow, events),
+    heldRequests: new HeldRequests(store, workflow, audit),
+    agents: new GovernedAgents(store, workflow, audit, events, evaluator),
     idempotency: new IdempotencyStore(store, options.idempotencyRetentionMs),
+    events,
+    webhooks,
+    memory,
+    objectives,
+    impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }),
     rateLimiter: new RateLimiter(options.rateLimits),
     metrics,
     limits: { bodyBytes: options.bodyLimitBytes },
+    signingKeys: new SigningKeyRegistry(store),
+    signatures: {
+      verifier: new RequestSignatureVerifier(replay, options.signatures?.skewSeconds ?? DEFAULT_SKEW_SECONDS),
+      replay,
+      mode: options.signatures?.mode ?? 'production',
+      publicUrl: options.signatures?.publicUrl ?? null,
+    },
+    jwtIdentities: options.jwtIdentities ?? null,
     draining: options.draining,
   };
 }

@@ -22,8 +22,8 @@ t.teardown(() => engine.close());
 const scopes = ['decisions:read', 'decisions:write', 'decisions:approve', 'decisions:execute', 'impact:read'] as const;
 
 t.test('every route, typed results and typed errors', async (t) => {
-  const { url, admin } = await startTestServer(t, { policies: engine, rateLimits: { sandbox: { ratePerSecond: 0.1, burst: 40 } } });
-  const operator = new GatehouseClient({ baseUrl: url, apiKey: admin });
+  const { url, admin, adminSigner } = await startTestServer(t, { policies: engine, rateLimits: { sandbox: { ratePerSecond: 0.1, burst: 40 } } });
+  const operator = new GatehouseClient({ baseUrl: url, apiKey: admin, signer: adminSigner });
   t.ok(await operator.health());
   t.ok(await operator.ready());
   const creatorKey = await operator.createKey({ env: 'sandbox', scopes: [...scopes], name: 'creator' });
@@ -74,8 +74,8 @@ t.test('every route, typed results and typed errors', async (t) => {
 });
 
 t.test('retries after a lost response reuse the Idempotency-Key', async (t) => {
-  const { url, admin } = await startTestServer(t, { policies: engine });
-  const operator = new GatehouseClient({ baseUrl: url, apiKey: admin });
+  const { url, admin, adminSigner } = await startTestServer(t, { policies: engine });
+  const operator = new GatehouseClient({ baseUrl: url, apiKey: admin, signer: adminSigner });
   const creatorKey = await operator.createKey({ env: 'sandbox', scopes: [...scopes] });
 
   // A proxy that forwards everything but loses the answer to the first decision it sees.

@@ -39,7 +39,7 @@ t.test('readiness reports the loaded policies', async (t) => {
   const { url } = await startTestServer(t, { policies: engine });
   const ready = await call(url, 'GET', '/readyz');
   t.equal(ready.status, 200);
-  t.match(ready.json.policies, ['decision-gate-v1', 'route-access-v1', 'security-review-v1', 'spend-approval-v1']);
+  t.match(ready.json.policies, ['agent-tools-v1', 'decision-gate-v1', 'route-access-v1', 'security-review-v1', 'spend-approval-v1']);
 });
 
 t.test('a low-risk decision runs without a human', async (t) => {
@@ -239,10 +239,32 @@ t.test('idempotent creation', async (t) => {
 
 t.test('production keys need a security review', async (t) => {
   const { url, admin } = await setup(t);
-  const refused = await call(url, 'POST', '/v1/keys', { key: admin, body: { env: 'production', scopes: ['decisions:read'] } });
-  t.equal(refused.status, 403, 'production requests must be signed; signatures arrive with the next issue');
-  t.match(refused.json, { code: 'policy_denied', policy: 'security-review-v1', auditTrail: /^trace_/ });
-  t.ok(refused.json.reasons.includes('production keys must sign their requests'), 'says why');
+  const unsigned = await call(url, 'POST', '/v1/keys', { key: admin, body: { env: 'production', scopes: ['decisions:read'] }, signer: null });
+  t.equal(unsigned.status, 401, 'production requests must be signed');
+  t.match(unsigned.json, { code: 'signature_required' });
   const keys = (await call(url, 'GET', '/v1/keys?env=production', { key: admin })).json.data;
   t.equal(keys.length, 1, 'no pending key was left behind');
+  const issued = await call(url, 'POST', '/v1/keys', { key: admin, body: { env: 'production', scopes: ['decisions:read'] } });
+  t.equal(issued.status, 201, 'a signed request opens the review');
+  t.match(issued.json, { status: 'pending_review', review: { decisionId: /^dec_/, auditTrail: /^trace_/ } });
+});
+
+t.test("with the server setting off, the review policy's requireSignature still refuses unsigned requests", async (t) => {
+  const { url, admin } = await startTestServer(t, { policies: engine, signatures: 'off' });
+  const refused = await call(url, 'POST', '/v1/keys', { key: admin, body: { env: 'production', scopes: ['decisions:read'] }, signer: null });
+  t.equal(refused.status, 401);
+  t.match(refused.json, { code: 'signature_required', policy: 'security-review-v1', auditTrail: /^trace_/ });
+  t.ok(refused.json.reasons.includes('production keys must sign their requests'), 'says why');
+  const keys = (await call(url, 'GET', '/v1/keys?env=production', { key: admin, signer: null })).json.data;
+  t.equal(keys.length, 1, 'no pending key was left behind');
+
+  // A refusal the caller fixes by signing is not kept for its Idempotency-Key.
+  const body = { title: 'x', policy: 'decision-gate-v1', context: 'routine' };
+  const headers = { 'idempotency-key': 'sign-then-retry' };
+  t.equal((await call(url, 'POST', '/v1/decisions', { key: admin, body, headers, signer: null })).json.code, 'signature_required');
+  const signedRetry = await call(url, 'POST', '/v1/decisions', { key: admin, body, headers });
+  t.equal(signedRetry.json.code, 'policy_denied', 'the signed retry runs (admin alone may not create decisions)');
+  t.equal(signedRetry.headers.get('idempotent-replayed'), null);
+  const again = await call(url, 'POST', '/v1/decisions', { key: admin, body, headers });
+  t.equal(again.headers.get('idempotent-replayed'), 'true', 'and its answer is the one kept');
 });

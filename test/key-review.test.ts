@@ -11,8 +11,8 @@ import { tempDir } from './helpers/gatehouse.ts';
 import { bundledEngine } from './helpers/policies.ts';
 
 // The production key review, in core, against the real security-review-v1 policy. Production
-// requests must be signed; the HTTP API cannot verify signatures yet, so these requests carry the
-// facts a verified signature will produce.
+// requests must be signed; these requests carry the facts the signature stage produces for a
+// verified signature (test/production-key-review.test.ts runs the same review over HTTP).
 // Compiling the bundled policies can take a while on a cold cache.
 t.setTimeout(600_000);
 const engine = await bundledEngine();

@@ -3,6 +3,9 @@ import { AuditLog, operationDraft, type AuditDraft } from '../../core/audit-log.
 import { DecisionStore } from '../../core/decision-store.ts';
 import { DecisionWorkflow } from '../../core/decision-workflow.ts';
 import { isEnv, type Env } from '../../core/env.ts';
+import { decisionEvent } from '../../core/events/decision-events.ts';
+import { EventLog } from '../../core/events/event-log.ts';
+import { keyEvent } from '../../core/events/key-events.ts';
 import { KeyReview } from '../../core/key-review.ts';
 import { keyView, KeyRegistry } from '../../core/keys.ts';
 import { UNSIGNED } from '../../core/policy-input.ts';
@@ -67,6 +70,8 @@ export async function run(args: string[]): Promise<number> {
   try {
     const keys = new KeyRegistry(store);
     const audit = new AuditLog(store);
+    // Key changes are events like the API's; a running server publishes them from the shared log.
+    const events = new EventLog(store);
     switch (verb) {
       case 'create': {
         const scopes = list(values.scopes);
@@ -79,6 +84,7 @@ export async function run(args: string[]): Promise<number> {
         if (env === 'sandbox') {
           await store.commit(() => {
             keys.write(issued.record);
+            events.appendInTransaction(keyEvent('key.created', issued.record));
             audit.appendInTransaction(cliEntry('keys create', 201));
           });
           console.log(JSON.stringify({ ...keyView(issued.record), key: issued.secret }, null, 2));
@@ -110,6 +116,8 @@ export async function run(args: string[]): Promise<number> {
             if (result) {
               workflow.write(result);
               keys.write(record);
+              events.appendInTransaction(decisionEvent(result));
+              events.appendInTransaction(keyEvent('key.created', record));
             }
             audit.appendInTransaction(cliEntry('keys create', result ? 201 : 403, trail));
           });
@@ -135,6 +143,7 @@ export async function run(args: string[]): Promise<number> {
         const revoked = keys.revoke(id);
         await store.commit(() => {
           keys.write(revoked);
+          events.appendInTransaction(keyEvent('key.revoked', revoked));
           audit.appendInTransaction(cliEntry('keys revoke', 200));
         });
         console.log(JSON.stringify(keyView(revoked)));

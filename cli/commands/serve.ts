@@ -4,7 +4,16 @@ import { parseArgs } from 'node:util';
 import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
 import { PolicyEngine } from '../../policies/engine/index.ts';
+import { GATEWAY_DEFAULTS } from '../../proxy/gateway/gateway.ts';
 import { DEFAULTS, startServer } from '../../proxy/server.ts';
+import { JwtIdentities } from '../../core/jwt-identities.ts';
+import { httpEmbedderFromEnv, type HttpEmbedder } from '../../core/memory/http-embedder.ts';
+import { DEFAULT_SKEW_SECONDS } from '../../core/signatures/request-verifier.ts';
+import { isSignatureMode, SIGNATURE_MODES, type SignatureMode } from '../../core/signatures/requirement.ts';
+import type { RetentionPolicy } from '../../core/events/event-log.ts';
+import type { WebhookOptions } from '../../core/webhooks/webhooks.ts';
+import type { StreamOptions } from '../../proxy/streaming/stream-hub.ts';
+import { parseDuration, parseDurationList } from '../duration.ts';
 
 /**
  * `gatehouse serve`: the /v1 API over an LMDB store in the data directory, with the policies
@@ -29,6 +38,23 @@ const HELP = `usage: gatehouse serve [options]
   --rate-sandbox R/B       GATEHOUSE_RATE_LIMIT_SANDBOX    requests per second / burst (100/200)
   --rate-production R/B    GATEHOUSE_RATE_LIMIT_PRODUCTION (1000/2000)
   --durability commit|flush GATEHOUSE_DURABILITY           (commit: survives a killed process; flush: also power loss)
+  --signatures MODE        GATEHOUSE_SIGNATURES            who must sign requests: production (default: production keys), all, off
+  --signature-skew SEC     GATEHOUSE_SIGNATURE_SKEW        how far a signature's created may be from now (300)
+  --public-url URL         GATEHOUSE_PUBLIC_URL            scheme and authority signed as @target-uri behind a proxy (unset: http and Host)
+                           GATEHOUSE_JWT_ISSUERS           JSON file of JWT issuers whose tokens authenticate (docs/signatures.md)
+  --proxy-routes FILE      GATEHOUSE_PROXY_ROUTES          routes file (JSON or YAML) for the proxy gateway (docs/proxy.md); unset: no gateway
+  --proxy-port N           GATEHOUSE_PROXY_PORT            (${GATEWAY_DEFAULTS.port}; 0 picks a free port)
+  --event-retention DUR    GATEHOUSE_EVENT_RETENTION       how long the event log keeps events (7d)
+  --event-retention-count N GATEHOUSE_EVENT_RETENTION_COUNT at most this many events (1000000)
+  --stream-max-backpressure BYTES GATEHOUSE_STREAM_MAX_BACKPRESSURE  unsent bytes before a subscriber is closed with 4008 (1048576)
+  --stream-heartbeat DUR   GATEHOUSE_STREAM_HEARTBEAT      heartbeat message interval (30s)
+  --webhook-allow LIST     GATEHOUSE_WEBHOOK_ALLOW         CIDRs, addresses or hosts webhooks may reach despite the SSRF guard
+  --webhook-retry-schedule LIST GATEHOUSE_WEBHOOK_RETRY_SCHEDULE  waits between attempts (5s,5m,30m,2h,5h,10h)
+  --webhook-timeout DUR    GATEHOUSE_WEBHOOK_TIMEOUT       one delivery attempt's bound (15s)
+  --webhook-disable-after N GATEHOUSE_WEBHOOK_DISABLE_AFTER failed attempts in a row that disable an endpoint (20)
+                           GATEHOUSE_EMBEDDER_URL          an OpenAI-style embeddings endpoint for memory (unset: the offline word vectors);
+                           GATEHOUSE_EMBEDDER_MODEL, _DIMENSIONS, _API_KEY  its model, vector size and bearer token (docs/memory.md)
+  DUR is a number with a unit: 250ms, 5s, 5m, 2h, 7d (seconds without one).
 `;
 
 export interface ServeSettings {
@@ -41,6 +67,18 @@ export interface ServeSettings {
   idempotencyRetentionMs: number;
   rateLimits: Partial<Record<Env, RateLimit>>;
   durability: 'commit' | 'flush';
+  signatures: SignatureMode;
+  signatureSkewSeconds: number;
+  publicUrl: string | undefined;
+  /** The JWT issuers file (GATEHOUSE_JWT_ISSUERS), read at start. */
+  jwtIssuersFile: string | undefined;
+  /** The proxy gateway, when a routes file is named. */
+  proxy: { routesFile: string; port: number } | undefined;
+  eventRetention: Partial<RetentionPolicy>;
+  /** Memory's embedding service, when GATEHOUSE_EMBEDDER_URL names one. */
+  embedder: HttpEmbedder | undefined;
+  streaming: Partial<StreamOptions>;
+  webhooks: Partial<WebhookOptions>;
 }
 
 function number(name: string, text: string, min: number): number {
@@ -68,6 +106,19 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'rate-sandbox': { type: 'string' },
       'rate-production': { type: 'string' },
       durability: { type: 'string' },
+      signatures: { type: 'string' },
+      'signature-skew': { type: 'string' },
+      'public-url': { type: 'string' },
+      'proxy-routes': { type: 'string' },
+      'proxy-port': { type: 'string' },
+      'event-retention': { type: 'string' },
+      'event-retention-count': { type: 'string' },
+      'stream-max-backpressure': { type: 'string' },
+      'stream-heartbeat': { type: 'string' },
+      'webhook-allow': { type: 'string' },
+      'webhook-retry-schedule': { type: 'string' },
+      'webhook-timeout': { type: 'string' },
+      'webhook-disable-after': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -83,6 +134,15 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
   const port = pick(values.port, 'GATEHOUSE_PORT');
   const bodyLimit = pick(values['body-limit'], 'GATEHOUSE_BODY_LIMIT');
   const ttl = pick(values['idempotency-ttl'], 'GATEHOUSE_IDEMPOTENCY_TTL');
+  const signatures = pick(values.signatures, 'GATEHOUSE_SIGNATURES') ?? 'production';
+  if (!isSignatureMode(signatures)) throw new Error(`--signatures must be one of ${SIGNATURE_MODES.join(', ')}, got '${signatures}'`);
+  const skew = pick(values['signature-skew'], 'GATEHOUSE_SIGNATURE_SKEW');
+  const publicUrl = pick(values['public-url'], 'GATEHOUSE_PUBLIC_URL');
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) {
+    throw new Error(`--public-url must be http(s)://host[:port], got '${publicUrl}'`);
+  }
+  const routesFile = pick(values['proxy-routes'], 'GATEHOUSE_PROXY_ROUTES');
+  const proxyPort = pick(values['proxy-port'], 'GATEHOUSE_PROXY_PORT');
   return {
     port: port === undefined ? DEFAULTS.port : number('--port', port, 0),
     host: pick(values.host, 'GATEHOUSE_HOST') ?? DEFAULTS.host,
@@ -93,6 +153,43 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
     rateLimits,
     durability,
+    signatures,
+    signatureSkewSeconds: skew === undefined ? DEFAULT_SKEW_SECONDS : number('--signature-skew', skew, 1),
+    publicUrl,
+    jwtIssuersFile: env.GATEHOUSE_JWT_ISSUERS || undefined,
+    embedder: httpEmbedderFromEnv(env),
+    proxy: routesFile ? { routesFile, port: proxyPort === undefined ? GATEWAY_DEFAULTS.port : number('--proxy-port', proxyPort, 0) } : undefined,
+    ...eventSettings(values, pick),
+  };
+}
+
+/** The event log's, the stream's and the webhooks' settings: only those given, the rest default. */
+function eventSettings(
+  values: Record<string, string | boolean | undefined>,
+  pick: (flag: string | undefined, variable: string) => string | undefined,
+): Pick<ServeSettings, 'eventRetention' | 'streaming' | 'webhooks'> {
+  const option = (flag: string, variable: string) => pick(values[flag] as string | undefined, variable);
+  const given = <T>(flag: string, variable: string, parse: (name: string, text: string) => T): T | undefined => {
+    const text = option(flag, variable);
+    return text === undefined ? undefined : parse(`--${flag}`, text);
+  };
+  const defined = <T extends object>(value: T): Partial<T> =>
+    Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return {
+    eventRetention: defined({
+      maxAgeMs: given('event-retention', 'GATEHOUSE_EVENT_RETENTION', parseDuration),
+      maxCount: given('event-retention-count', 'GATEHOUSE_EVENT_RETENTION_COUNT', (n, t) => number(n, t, 1)),
+    }),
+    streaming: defined({
+      maxBackpressureBytes: given('stream-max-backpressure', 'GATEHOUSE_STREAM_MAX_BACKPRESSURE', (n, t) => number(n, t, 1024)),
+      heartbeatMs: given('stream-heartbeat', 'GATEHOUSE_STREAM_HEARTBEAT', parseDuration),
+    }),
+    webhooks: defined({
+      allow: given('webhook-allow', 'GATEHOUSE_WEBHOOK_ALLOW', (_n, t) => t.split(',').map((e) => e.trim()).filter(Boolean)),
+      retryScheduleMs: given('webhook-retry-schedule', 'GATEHOUSE_WEBHOOK_RETRY_SCHEDULE', parseDurationList),
+      attemptTimeoutMs: given('webhook-timeout', 'GATEHOUSE_WEBHOOK_TIMEOUT', parseDuration),
+      disableAfterFailures: given('webhook-disable-after', 'GATEHOUSE_WEBHOOK_DISABLE_AFTER', (n, t) => number(n, t, 1)),
+    }),
   };
 }
 
@@ -118,20 +215,34 @@ export async function run(args: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  let jwtIdentities: JwtIdentities | null = null;
+  try {
+    jwtIdentities = config.jwtIssuersFile ? JwtIdentities.fromFile(config.jwtIssuersFile) : null;
+  } catch (error) {
+    console.error(`gatehouse serve: GATEHOUSE_JWT_ISSUERS: ${(error as Error).message}`);
+    return 2;
+  }
   const engine = await openPolicies(config.policiesDir, config.dataDir, true);
-  const server = await startServer({ ...config, policies: engine });
+  const server = await startServer({ ...config, policies: engine, jwtIdentities });
   const names = engine.names();
   console.log(`gatehouse: listening on ${server.url}`);
+  if (server.gateway) console.log(`gatehouse: proxy gateway listening on ${server.gateway.url} (routes from ${server.gateway.routes.file})`);
   console.log(`gatehouse: data in ${config.dataDir}; ${names.length} policies loaded: ${names.join(', ')}`);
   if (server.adminKey.generated) {
     console.log(`gatehouse: bootstrap admin key (shown once, keep it safe): ${server.adminKey.generated}`);
   } else {
     console.log(`gatehouse: bootstrap admin key ${server.adminKey.id} (set GATEHOUSE_ADMIN_KEY to rotate it)`);
   }
+  if (config.signatures !== 'off' && !server.services.signingKeys.hasActive(server.adminKey.id)) {
+    // The admin is a production key: until it registers a signing key, that is all it can do.
+    console.log(
+      `gatehouse: the admin key ${server.adminKey.id} must sign its requests (RFC 9421); register its first signing key with\n` +
+        `           POST ${server.url}/v1/keys/${server.adminKey.id}/signing-keys {"jwk": <public JWK>} (docs/signatures.md)`,
+    );
+  }
   console.log(
     `gatehouse: get a sandbox key: npx gatehouse keys create --env sandbox --scopes decisions:read,decisions:write --data-dir ${config.dataDir}\n` +
-      `           or: curl -s -X POST ${server.url}/v1/keys -H "authorization: Bearer $ADMIN_KEY" -H 'content-type: application/json' ` +
-      `-d '{"env":"sandbox","scopes":["decisions:read","decisions:write"]}'`,
+      `           or, signed with the admin's signing key: POST ${server.url}/v1/keys {"env":"sandbox","scopes":["decisions:read","decisions:write"]}`,
   );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

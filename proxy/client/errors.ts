@@ -33,6 +33,16 @@ export class GatehouseApiError extends Error {
 export class InvalidRequestError extends GatehouseApiError {}
 /** 401: missing, unknown, revoked or unreviewed key. */
 export class AuthenticationError extends GatehouseApiError {}
+/**
+ * 401 `signature_required` or `signature_invalid` (RFC 9421): `check` names the failed check of an
+ * invalid signature (`digest`, `created`, `expired`, `replay`, `unknown_key`, `bad_signature`,
+ * `missing_component`, `malformed`).
+ */
+export class SignatureError extends AuthenticationError {
+  get check(): string | undefined {
+    return this.problem.check as string | undefined;
+  }
+}
 /** 403 `forbidden` or `insufficient_scope`. */
 export class PermissionError extends GatehouseApiError {}
 /** 403 `policy_denied`: `reasons` say why; `auditTrail` points at the record of it. */
@@ -72,8 +82,10 @@ export function errorFor(problem: ProblemDocument, retryAfterSeconds: number): G
     case 'insufficient_scope':
       return new PermissionError(problem);
     case 'unauthenticated':
-    case 'signature_invalid':
       return new AuthenticationError(problem);
+    case 'signature_invalid':
+    case 'signature_required':
+      return new SignatureError(problem);
     case 'not_found':
       return new NotFoundError(problem);
     case 'invalid_transition':

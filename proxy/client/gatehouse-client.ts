@@ -10,6 +10,8 @@ import type {
   ListDecisionsQuery,
   Trace as TraceSchema,
 } from '../schemas.ts';
+import { signRequest, type SigningKey } from '../../core/signatures/signer.ts';
+import type { RegisterSigningKeyBody, SigningKey as SigningKeySchema } from '../routes/signing-key-schemas.ts';
 import { errorFor, type ProblemDocument } from './errors.ts';
 
 /**
@@ -29,6 +31,7 @@ export type IssuedKey = Static<typeof CreatedKey>;
 export type Trace = Static<typeof TraceSchema>;
 export type DecisionFilter = ListDecisionsQuery;
 export type DecisionAction = 'approve' | 'reject' | 'execute' | 'cancel';
+export type RegisteredSigningKey = Static<typeof SigningKeySchema>;
 
 export interface ClientOptions {
   baseUrl: string;
@@ -41,6 +44,11 @@ export interface ClientOptions {
   maxRetryAfterMs?: number;
   timeoutMs?: number;
   headers?: Record<string, string>;
+  /**
+   * Signs every request (RFC 9421, core/signatures/signer.ts) with this key: production keys
+   * must. Each attempt is signed afresh, so a retry is not refused as a replay.
+   */
+  signer?: SigningKey;
 }
 
 export interface WriteOptions {
@@ -72,7 +80,7 @@ function labelled(decision: Static<typeof DecisionSchema>): Decision {
 
 export class GatehouseClient {
   private readonly baseUrl: string;
-  private readonly options: Required<Omit<ClientOptions, 'apiKey' | 'timeoutMs' | 'headers'>> & ClientOptions;
+  private readonly options: Required<Omit<ClientOptions, 'apiKey' | 'timeoutMs' | 'headers' | 'signer'>> & ClientOptions;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -139,6 +147,19 @@ export class GatehouseClient {
     return this.write('DELETE', `/v1/keys/${encodeURIComponent(id)}`, undefined, options);
   }
 
+  /** Registers a signing key (a public JWK, or an HMAC secret) for API key `keyId`. */
+  registerSigningKey(keyId: string, body: RegisterSigningKeyBody, options: WriteOptions = {}): Promise<RegisteredSigningKey> {
+    return this.write('POST', `/v1/keys/${encodeURIComponent(keyId)}/signing-keys`, body, options);
+  }
+
+  async listSigningKeys(keyId: string): Promise<RegisteredSigningKey[]> {
+    return (await this.read<{ data: RegisteredSigningKey[] }>(`/v1/keys/${encodeURIComponent(keyId)}/signing-keys`)).data;
+  }
+
+  revokeSigningKey(keyId: string, kid: string, options: WriteOptions = {}): Promise<RegisteredSigningKey> {
+    return this.write('DELETE', `/v1/keys/${encodeURIComponent(keyId)}/signing-keys/${encodeURIComponent(kid)}`, undefined, options);
+  }
+
   /** The audit entries of a decision, by trace reference or decision id. */
   trace(ref: string): Promise<Trace> {
     return this.read(`/v1/impact/trace?ref=${encodeURIComponent(ref)}`);
@@ -198,10 +219,13 @@ export class GatehouseClient {
     const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers, ...plan.headers };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
     if (plan.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.baseUrl}${plan.path}`, {
+    const url = `${this.baseUrl}${plan.path}`;
+    const body = plan.body !== undefined ? JSON.stringify(plan.body) : undefined;
+    if (this.options.signer) Object.assign(headers, signRequest({ method: plan.method, url, headers, body: body ?? null }, this.options.signer));
+    const response = await fetch(url, {
       method: plan.method,
       headers,
-      ...(plan.body !== undefined ? { body: JSON.stringify(plan.body) } : {}),
+      ...(body !== undefined ? { body } : {}),
       ...(this.options.timeoutMs ? { signal: AbortSignal.timeout(this.options.timeoutMs) } : {}),
     });
     return {

@@ -12,6 +12,7 @@ const PROBLEMS: Record<ErrorCode, { status: number; title: string }> = {
   insufficient_scope: { status: 403, title: 'Insufficient scope' },
   policy_denied: { status: 403, title: 'Denied by policy' },
   signature_invalid: { status: 401, title: 'Invalid signature' },
+  signature_required: { status: 401, title: 'Signature required' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
@@ -23,6 +24,9 @@ const PROBLEMS: Record<ErrorCode, { status: number; title: string }> = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Rate limited' },
   not_ready: { status: 503, title: 'Not ready' },
+  not_implemented: { status: 501, title: 'Not implemented' },
+  upstream_unavailable: { status: 502, title: 'Upstream unavailable' },
+  upstream_timeout: { status: 504, title: 'Upstream timed out' },
   internal: { status: 500, title: 'Internal error' },
 };
 

@@ -16,6 +16,7 @@ export function json(status: number, value: unknown, headers: Record<string, str
 const REASONS: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  202: 'Accepted',
   204: 'No Content',
   400: 'Bad Request',
   401: 'Unauthorized',

@@ -1,5 +1,6 @@
 import type { Act } from '../../core/decision-workflow.ts';
 import { decisionView } from '../../core/decision.ts';
+import { decisionEvent, policyDeniedEvent } from '../../core/events/decision-events.ts';
 import type { RequestContext } from '../context.ts';
 import { json } from '../http/reply.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
@@ -48,13 +49,16 @@ const create: RouteDef = {
     const caller = principal(ctx);
     const draft = ctx.services.workflow.draft(caller.env, caller, ctx.body as CreateDecisionBody);
     ctx.draft = draft;
-    ctx.policyCheck = ctx.services.workflow.check('create', draft, caller, requestFacts(ctx));
+    const check = ctx.services.workflow.check('create', draft, caller, requestFacts(ctx));
+    ctx.policyCheck = check;
+    if (!check.verdict.allow) ctx.events.push(policyDeniedEvent('create', check, draft));
   },
   handle(ctx) {
     const { workflow } = ctx.services;
     const record = workflow.applyCreate(ctx.draft!, ctx.policyCheck!);
     ctx.decision = record;
     ctx.writes.push(() => workflow.write(record));
+    ctx.events.push(decisionEvent(record));
     return json(200, decisionView(record));
   },
 };
@@ -124,7 +128,9 @@ function action(act: Act): RouteDef {
       const caller = principal(ctx);
       const decision = ctx.services.workflow.load(caller.env, ctx.params.id!);
       ctx.decision = decision;
-      ctx.policyCheck = ctx.services.workflow.check(act, decision, caller, requestFacts(ctx));
+      const check = ctx.services.workflow.check(act, decision, caller, requestFacts(ctx));
+      ctx.policyCheck = check;
+      if (!check.verdict.allow) ctx.events.push(policyDeniedEvent(act, check, decision));
     },
     handle(ctx: RequestContext) {
       const { workflow } = ctx.services;
@@ -132,6 +138,7 @@ function action(act: Act): RouteDef {
       const { record, refusal } = workflow.applyAction(act, ctx.decision!, principal(ctx), ctx.policyCheck!, comment);
       ctx.decision = record;
       ctx.writes.push(() => workflow.write(record));
+      ctx.events.push(decisionEvent(record));
       if (refusal) throw refusal;
       return json(200, decisionView(record));
     },

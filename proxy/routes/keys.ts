@@ -1,5 +1,7 @@
 import { ENVS, type Env } from '../../core/env.ts';
 import { GatehouseError } from '../../core/errors.ts';
+import { decisionEvent, policyDeniedEvent } from '../../core/events/decision-events.ts';
+import { keyEvent } from '../../core/events/key-events.ts';
 import { keyView, type KeyRecord } from '../../core/keys.ts';
 import type { Principal } from '../../core/principal.ts';
 import type { RequestContext } from '../context.ts';
@@ -16,7 +18,7 @@ import { principal } from './principal.ts';
  */
 
 /** The environments whose keys `caller` may see and manage. */
-function manageable(caller: Principal): readonly Env[] {
+export function manageable(caller: Principal): readonly Env[] {
   return caller.env === 'production' ? ENVS : ['sandbox'];
 }
 
@@ -48,7 +50,9 @@ const create: RouteDef = {
     const { keyReview, workflow } = ctx.services;
     const draft = workflow.draft('production', caller, keyReview.reviewRequest(issued.record), { type: 'key', id: issued.record.id });
     ctx.draft = draft;
-    ctx.policyCheck = workflow.check('create', draft, caller, requestFacts(ctx));
+    const check = workflow.check('create', draft, caller, requestFacts(ctx));
+    ctx.policyCheck = check;
+    if (!check.verdict.allow) ctx.events.push(policyDeniedEvent('create', check, draft));
   },
   handle(ctx) {
     const { keys, workflow } = ctx.services;
@@ -61,8 +65,10 @@ const create: RouteDef = {
       record = { ...record, reviewDecisionId: decision.id };
       review = { decisionId: decision.id, auditTrail: decision.auditTrail };
       ctx.writes.push(() => workflow.write(decision));
+      ctx.events.push(decisionEvent(decision));
     }
     ctx.writes.push(() => keys.write(record));
+    ctx.events.push(keyEvent('key.created', record));
     return json(201, { ...keyView(record), key: issued.secret, review });
   },
 };
@@ -107,6 +113,7 @@ const revoke: RouteDef = {
     if (!existing || !manageable(principal(ctx)).includes(existing.env)) throw new GatehouseError('not_found', `no key ${id}`);
     const revoked = keys.revoke(id);
     ctx.writes.push(() => keys.write(revoked));
+    ctx.events.push(keyEvent('key.revoked', revoked));
     rateLimiter.forget(id);
     return json(200, keyView(revoked));
   },

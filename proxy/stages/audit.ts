@@ -1,10 +1,11 @@
-import type { AuditDraft } from '../../core/audit-log.ts';
+import { verdictSummary, type AuditDraft } from '../../core/audit-log.ts';
+import { auditEvent } from '../../core/events/audit-events.ts';
 import type { RequestContext } from '../context.ts';
 import type { Reply } from '../http/reply.ts';
 
 /**
  * Stage 7: one audit entry per call, committed in the same LMDB transaction as the call's writes
- * (decision, key, idempotency record). The reply waits for that commit: a 200 means both are
+ * (decision, key, idempotency record) and its events (core/events/), the entry's own included. The reply waits for that commit: a 200 means both are
  * stored. Concurrent requests share commits (core/store.ts), which keeps this cheap.
  */
 export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
@@ -25,30 +26,28 @@ export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
     policy: check?.policy ?? null,
     moduleHash: check?.moduleHash ?? null,
     inputDigest: check?.inputDigest ?? null,
-    result: check
-      ? {
-          allow: check.verdict.allow,
-          gate: check.verdict.gate,
-          nextAction: check.verdict.nextAction,
-          reasons: check.verdict.reasons,
-          error: check.verdict.error,
-        }
-      : null,
+    result: check ? verdictSummary(check.verdict) : null,
     traceparent: ctx.headers['traceparent'] ?? null,
     replayed: ctx.replayed,
+    ...(ctx.signatureSummary ? { signature: ctx.signatureSummary } : {}),
   };
 }
 
 export async function commitWithAudit(ctx: RequestContext, reply: Reply): Promise<void> {
-  const { store, audit, metrics } = ctx.services;
+  const { store, audit, events, metrics } = ctx.services;
   const audited = ctx.route?.audited ?? true;
-  if (!audited && ctx.writes.length === 0) return;
+  if (!audited && ctx.writes.length === 0 && ctx.events.length === 0) return;
   const draft = audited ? auditDraft(ctx, reply) : null;
   const writes = ctx.writes;
+  const drafts = ctx.events;
   const started = performance.now();
   await store.commit(() => {
+    // Events first: a step's own event precedes what it sets off (a review approval, then the key's activation).
+    for (const event of drafts) events.appendInTransaction(event);
     for (const write of writes) write();
-    if (draft) audit.appendInTransaction(draft);
+    if (!draft) return;
+    const recorded = auditEvent(audit.appendInTransaction(draft));
+    if (recorded) events.appendInTransaction(recorded);
   });
   metrics.auditAppend.observe((performance.now() - started) / 1000);
 }

@@ -37,11 +37,12 @@ export function claimIdempotency(ctx: RequestContext): Reply | null {
 
 /**
  * Queues the stored copy of the reply with the request's other writes. Server errors are not
- * stored (a retry should run again); everything the handler decided is.
+ * stored (a retry should run again), nor is a policy's demand for a signature (the retry that
+ * adds one must run); everything else the handler decided is.
  */
 export function rememberReply(ctx: RequestContext, reply: Reply): void {
   const claim = ctx.idempotency;
-  if (!claim || reply.status >= 500) return;
+  if (!claim || reply.status >= 500 || ctx.errorCode === 'signature_required') return;
   const { idempotency } = ctx.services;
   ctx.writes.push(() => idempotency.saveInTransaction(claim.key, claim.fingerprint, reply));
 }

@@ -1,5 +1,6 @@
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
+import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 
 /**
  * Stage 3: the caller's token bucket. Authenticated replies carry `RateLimit-*` headers; a
@@ -9,11 +10,8 @@ export function rateLimit(ctx: RequestContext): void {
   const principal = ctx.principal;
   if (!principal) return;
   const decision = ctx.services.rateLimiter.take(principal.keyId, principal.env);
-  ctx.responseHeaders['ratelimit-limit'] = String(decision.limit);
-  ctx.responseHeaders['ratelimit-remaining'] = String(decision.remaining);
-  ctx.responseHeaders['ratelimit-reset'] = String(decision.resetSeconds);
+  Object.assign(ctx.responseHeaders, rateLimitHeaders(decision));
   if (!decision.allowed) {
-    ctx.responseHeaders['retry-after'] = String(decision.retryAfterSeconds);
     ctx.services.metrics.rateLimited.inc({ env: principal.env });
     throw new GatehouseError('rate_limited', `rate limit exceeded; retry in ${decision.retryAfterSeconds} s`);
   }

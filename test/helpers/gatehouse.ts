@@ -1,13 +1,38 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { PolicyEvaluator } from '../../core/policy-evaluator.ts';
+import { signRequest, type SigningKey } from '../../core/signatures/signer.ts';
 import { startServer, type RunningServer, type ServerConfig } from '../../proxy/server.ts';
 
 /**
  * Test scaffolding: servers on ephemeral ports over LMDB in temporary directories, always shut
  * down by the test that started them.
+ *
+ * Production keys must sign their requests (RFC 9421). The helpers remember a signing key per
+ * API key secret (`signers`): `call` signs every request made with a secret that has one, and
+ * `startTestServer` gives the bootstrap admin one, so tests use the admin as before.
  */
+export const signers = new Map<string, SigningKey>();
+
+/** A fresh Ed25519 signing key and the public JWK to register for it. */
+export function newSigningKey(kid = `test-${randomBytes(6).toString('hex')}`): { signer: SigningKey; jwk: Record<string, unknown> } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { signer: { kid, alg: 'ed25519', key: privateKey }, jwk: { ...publicKey.export({ format: 'jwk' }), kid } };
+}
+
+/**
+ * Registers a signing key for the API key `keyId` over HTTP, unsigned (allowed for a key's first
+ * signing key), and remembers it for `secret`.
+ */
+export async function enrollSigner(url: string, secret: string, keyId: string): Promise<SigningKey> {
+  const { signer, jwk } = newSigningKey();
+  const answer = await call(url, 'POST', `/v1/keys/${keyId}/signing-keys`, { key: secret, body: { jwk }, signer: null });
+  if (answer.status !== 201) throw new Error(`registering a signing key failed: ${answer.status} ${answer.text}`);
+  signers.set(secret, signer);
+  return signer;
+}
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
@@ -30,6 +55,8 @@ export interface TestServer {
   server: RunningServer;
   url: string;
   admin: string;
+  /** The admin's signing key (the helpers sign with it already). */
+  adminSigner: SigningKey;
   dataDir: string;
 }
 
@@ -37,7 +64,14 @@ export async function startTestServer(t: Teardown, config: Partial<ServerConfig>
   const dataDir = config.dataDir ?? tempDir(t);
   const server = await startServer({ policies: NO_POLICIES, host: '127.0.0.1', port: 0, ...config, dataDir });
   t.teardown(() => server.close());
-  return { server, url: server.url, admin: server.adminKey.generated ?? config.adminKey ?? '', dataDir };
+  const admin = server.adminKey.generated ?? config.adminKey ?? '';
+  // Registered directly rather than over HTTP so the audit log holds what the tests expect.
+  const { signer, jwk } = newSigningKey();
+  const { signingKeys, store } = server.services;
+  const record = await signingKeys.prepare(server.adminKey.id, { jwk }, server.adminKey.id);
+  await store.commit(() => signingKeys.write(record));
+  signers.set(admin, signer);
+  return { server, url: server.url, admin, adminSigner: signer, dataDir };
 }
 
 export interface Answer {
@@ -53,6 +87,8 @@ export interface CallOptions {
   /** Sent as is, without JSON encoding or a content type. */
   raw?: string;
   headers?: Record<string, string>;
+  /** Signs with this key; `null` sends unsigned. Default: the key remembered for `key`, if any. */
+  signer?: SigningKey | null;
 }
 
 export async function call(url: string, method: string, path: string, options: CallOptions = {}): Promise<Answer> {
@@ -63,6 +99,8 @@ export async function call(url: string, method: string, path: string, options: C
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
+  const signer = options.signer === undefined ? (options.key ? signers.get(options.key) : undefined) : options.signer;
+  if (signer) Object.assign(headers, signRequest({ method, url: url + path, headers, body: body ?? null }, signer));
   const response = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) });
   const text = await response.text();
   let json: unknown;
@@ -79,7 +117,13 @@ export async function issueKey(
   admin: string,
   body: { env: 'sandbox' | 'production'; scopes: string[]; roles?: string[]; name?: string },
 ): Promise<{ id: string; key: string }> {
-  const answer = await call(url, 'POST', '/v1/keys', { key: admin, body });
+  let answer = await call(url, 'POST', '/v1/keys', { key: admin, body });
+  // A production admin this process has no signing key for (one started as a child process)
+  // registers its first one, as an operator would, and retries.
+  if (answer.status === 401 && answer.json?.code === 'signature_required' && !signers.has(admin)) {
+    await enrollSigner(url, admin, answer.json.keyId);
+    answer = await call(url, 'POST', '/v1/keys', { key: admin, body });
+  }
   if (answer.status !== 201) throw new Error(`issuing a key failed: ${answer.status} ${answer.text}`);
   return answer.json;
 }
