@@ -126,13 +126,23 @@ export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
   return sha256Hex(canonicalJson(entry));
 }
 
+interface ChainTail {
+  seq: number;
+  hash: string;
+}
+
+const TAIL_KEY = 'audit-tail';
+
 export class AuditLog {
   private readonly entries: Database<AuditEntry, number>;
   private readonly traces: Database<true, [Env, string, number]>;
+  /** The chain's tail under TAIL_KEY, rewritten with every append: one small read per append instead of a cursor. */
+  private readonly meta: Database<ChainTail, string>;
 
   constructor(store: Store) {
     this.entries = store.database<AuditEntry, number>('audit');
     this.traces = store.database<true, [Env, string, number]>('audit-trace');
+    this.meta = store.database<ChainTail, string>('meta');
   }
 
   /** Appends one entry; call inside `store.commit` so it lands with the writes it describes. */
@@ -141,12 +151,16 @@ export class AuditLog {
     const linked = { ...draft, seq: tail.seq + 1, prevHash: tail.hash };
     const entry: AuditEntry = { ...linked, hash: entryHash(linked) };
     this.entries.put(entry.seq, entry);
+    this.meta.put(TAIL_KEY, { seq: entry.seq, hash: entry.hash });
     if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);
     return entry;
   }
 
   /** The last entry's number and hash (0 and GENESIS when empty). */
-  tail(): { seq: number; hash: string } {
+  tail(): ChainTail {
+    const recorded = this.meta.get(TAIL_KEY);
+    if (recorded) return recorded;
+    // A log written before the tail was recorded: find it once.
     for (const { value } of this.entries.getRange({ reverse: true, limit: 1 })) return { seq: value.seq, hash: value.hash };
     return { seq: 0, hash: GENESIS };
   }

@@ -25,6 +25,8 @@ export interface RetentionPolicy {
 export const DEFAULT_RETENTION: RetentionPolicy = { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000_000 };
 
 const PRUNED_THROUGH = 'events-pruned-through';
+/** The last cursor handed out, rewritten with every append: one small read per append instead of a cursor. */
+const HEAD = 'events-head';
 /** One prune removes at most this many events, so its transaction stays short; the next run goes on. */
 const PRUNE_BATCH = 10_000;
 
@@ -45,6 +47,7 @@ export class EventLog {
   appendInTransaction(draft: EventDraft): StoredEvent {
     const event: StoredEvent = { cursor: this.head() + 1, id: sortableId('evt_'), time: new Date().toISOString(), ...draft };
     this.events.put(event.cursor, event);
+    this.meta.put(HEAD, event.cursor);
     this.byTopic.put([event.env, event.topic, event.cursor], true);
     return event;
   }
@@ -61,6 +64,9 @@ export class EventLog {
 
   /** The cursor of the last event (0 when the log has never held one). */
   head(): number {
+    const recorded = this.meta.get(HEAD);
+    if (recorded !== undefined) return recorded;
+    // A log written before the head was recorded: find it once.
     for (const key of this.events.getKeys({ reverse: true, limit: 1 })) return key;
     return this.meta.get(PRUNED_THROUGH) ?? 0;
   }

@@ -41,7 +41,7 @@ export class DecisionMemory {
     const { env } = decision;
     const by = decision.history.at(-1)?.keyId ?? decision.createdBy;
     const previousId = this.memory.idForKey(env, 'decisions', decision.id);
-    const previous = previousId === undefined ? undefined : this.memory.items.latest(env, previousId);
+    const previous = previousId === undefined ? undefined : this.memory.current(env, previousId);
     // A transition keeps the edges (and the versions they name) the decision was created with.
     const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by);
     for (const approval of decision.approvals) {
@@ -99,8 +99,8 @@ export class DecisionMemory {
    */
   private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null): string {
     const id = this.memory.idForKey(env, namespace, key);
-    const latest = id === undefined ? undefined : this.memory.items.latest(env, id);
-    if (latest && !latest.tombstone && (attributes === null || JSON.stringify(latest.attributes) === JSON.stringify(attributes))) return latest.id;
+    const latest = id === undefined ? undefined : this.memory.current(env, id);
+    if (id !== undefined && latest && !latest.tombstone && (attributes === null || JSON.stringify(latest.attributes) === JSON.stringify(attributes))) return id;
     return this.memory.record(env, by, { namespace, key, text, attributes: attributes ?? {} }).id;
   }
 }

@@ -152,6 +152,15 @@ export class Memory {
     return item;
   }
 
+  /**
+   * The newest version of `id` as queries see it, staged or committed, from process memory: for
+   * writers deciding whether a new version is needed, where an LMDB read per item would cost more
+   * than the write it saves.
+   */
+  current(env: Env, id: string) {
+    return this.spaces[env].latest(id);
+  }
+
   /** Stores a staged version (and its vector); call inside `store.commit`. */
   persist(item: MemoryItem, vector: Float32Array | null): void {
     this.items.put(item);

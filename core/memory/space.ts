@@ -98,8 +98,13 @@ export class MemorySpace {
   }
 
   latestVersion(id: string): number | undefined {
+    return this.latest(id)?.version;
+  }
+
+  /** The newest version of item `id` (a tombstone included), staged or committed. */
+  latest(id: string) {
     const last = this.byId.get(id)?.at(-1);
-    return last === undefined ? undefined : this.docs[last]!.version;
+    return last === undefined ? undefined : this.docs[last]!;
   }
 
   idForKey(namespace: string, key: string): string | undefined {
