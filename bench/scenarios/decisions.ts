@@ -7,68 +7,25 @@
  * The servers run in the harness's process; the load generator in child processes. Each target
  * is measured at maximum throughput (closed loop) and open loop at each fixed rate.
  */
-import { mkdtempSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { startNodeHttp, startRawUws } from '../lib/baseline-servers.ts';
-import { startCpuProfile } from '../lib/cpu-profile.ts';
-import { runLoad } from '../lib/load.ts';
-import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
-
-const DECISION_BODY = JSON.stringify({
-  title: 'Deploy web to canary',
-  policy: 'decision-gate-v1',
-  context: [
-    { source: 'risk:score', value: 12 },
-    { source: 'deploy:replicas', value: 3 },
-  ],
-  inputs: ['repo:web', 'ticket:OPS-1234'],
-});
-
-interface Target {
-  name: string;
-  baseline: boolean;
-  url: string;
-  headers: Record<string, string>;
-  stop(): Promise<void>;
-}
+import { DECISION_BODY } from '../lib/decision-body.ts';
+import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
+import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 
 /**
- * Gatehouse on a fresh data directory, with a sandbox key and rate limits lifted; `sample` is a
- * real response body for the baselines to serve.
+ * Gatehouse with a sandbox key allowed to create decisions; `sample` is a real response body for
+ * the baselines to serve.
  */
-async function startGatehouse(workDir: string): Promise<{ target: Target; sample: string }> {
-  const { PolicyEngine } = await import('../../policies/engine/index.ts');
-  const { startServer } = await import('../../proxy/server.ts');
-  const dir = mkdtempSync(path.join(workDir, 'gatehouse-'));
-  const engine = await PolicyEngine.open({ sourceDir: fileURLToPath(new URL('../../policies/rego', import.meta.url)), buildDir: path.join(dir, 'policies') });
-  // Rate limits are not what is measured here: lift them.
-  const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
-  const server = await startServer({ dataDir: dir, policies: engine, port: 0, rateLimits: { sandbox: unlimited, production: unlimited } });
-  // Issued in-process: how keys are issued over HTTP is not what is measured.
-  const { keys, store } = server.services;
-  const issued = keys.draft({ env: 'sandbox', scopes: ['decisions:write'], createdBy: server.adminKey.id });
-  await store.commit(() => keys.write(issued.record));
-  const headers = { authorization: `Bearer ${issued.secret}`, 'content-type': 'application/json' };
-  const sample = await fetch(`${server.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY }).then((r) => r.text());
+async function startGatehouse(workDir: string): Promise<{ target: LoadTarget; sample: string }> {
+  const gatehouse = await startScenarioGatehouse(workDir, { scopes: ['decisions:write'] });
+  const headers = { ...gatehouse.auth, 'content-type': 'application/json' };
+  const sample = await fetch(`${gatehouse.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY }).then((r) => r.text());
   if (!sample.includes('"status":"created"')) throw new Error(`gatehouse did not create a decision: ${sample}`);
-  return {
-    sample,
-    target: {
-      name: 'gatehouse',
-      baseline: false,
-      url: `${server.url}/v1/decisions`,
-      headers,
-      stop: async () => {
-        await server.close();
-        await engine.close();
-      },
-    },
-  };
+  return { sample, target: { name: 'gatehouse', baseline: false, url: `${gatehouse.url}/v1/decisions`, headers, stop: gatehouse.stop } };
 }
 
-async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<Target> {
+async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<LoadTarget> {
   const server = await start(sample);
   return { name, baseline: true, url: `${server.origin}/v1/decisions`, headers: { 'content-type': 'application/json' }, stop: () => server.close() };
 }
@@ -76,19 +33,7 @@ async function baseline(name: string, start: typeof startRawUws, sample: string)
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const series: Series[] = [];
   const profiles: Record<string, string> = {};
-  const measure = async (target: Target) => {
-    try {
-      const recording = options.profile && !target.baseline ? await startCpuProfile() : null;
-      for (const rate of [0, ...options.rates]) {
-        const load = await runLoad({ url: target.url, headers: target.headers, body: DECISION_BODY, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
-        options.progress(describeLoad(target.name, rate, load));
-        series.push(seriesFromLoad(target.name, target.baseline, rate, load));
-      }
-      if (recording) profiles.sidecar = await recording.stop(path.join(options.workDir, 'sidecar.cpuprofile'));
-    } finally {
-      await target.stop();
-    }
-  };
+  const measure = (target: LoadTarget) => measureTarget(target, { body: DECISION_BODY }, options, { series, profiles }, 'sidecar.cpuprofile');
 
   options.progress('starting gatehouse (compiling the bundled policies)');
   const { target: gatehouse, sample } = await startGatehouse(options.workDir);

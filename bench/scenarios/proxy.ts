@@ -14,58 +14,24 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startNodeHttp } from '../lib/baseline-servers.ts';
-import { startCpuProfile } from '../lib/cpu-profile.ts';
-import { runLoad } from '../lib/load.ts';
-import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
+import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
+import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 
 const UPSTREAM_BODY = JSON.stringify({ items: [{ id: 1, name: 'widget' }, { id: 2, name: 'gadget' }] });
 const PATH = '/api/items';
 
-interface Target {
-  name: string;
-  baseline: boolean;
-  url: string;
-  headers: Record<string, string>;
-  stop(): Promise<void>;
-}
-
 /** Gatehouse with its gateway routing /api to `upstream`, a viewer key, and rate limits lifted. */
-async function startGatehouse(workDir: string, upstream: string): Promise<Target> {
-  const { PolicyEngine } = await import('../../policies/engine/index.ts');
-  const { startServer } = await import('../../proxy/server.ts');
-  const dir = mkdtempSync(path.join(workDir, 'gatehouse-'));
-  const engine = await PolicyEngine.open({ sourceDir: fileURLToPath(new URL('../../policies/rego', import.meta.url)), buildDir: path.join(dir, 'policies') });
-  const routesFile = path.join(dir, 'routes.json');
+async function startGatehouse(workDir: string, upstream: string): Promise<LoadTarget> {
+  const routesFile = path.join(workDir, 'routes.json');
   writeFileSync(routesFile, JSON.stringify({ routes: [{ name: 'bench', match: { pathPrefix: '/api' }, upstream, policy: 'route-access-v1', auth: 'api-key' }] }));
-  const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
-  const server = await startServer({
-    dataDir: dir,
-    policies: engine,
-    port: 0,
-    rateLimits: { sandbox: unlimited, production: unlimited },
-    proxy: { routesFile, port: 0 },
-  });
-  // Issued in-process: how keys are issued is not what is measured.
-  const { keys, store } = server.services;
-  const issued = keys.draft({ env: 'sandbox', scopes: ['decisions:read'], roles: ['viewer'], createdBy: server.adminKey.id });
-  await store.commit(() => keys.write(issued.record));
-  const headers = { authorization: `Bearer ${issued.secret}` };
-  const url = `${server.gateway!.url}${PATH}`;
+  const gatehouse = await startScenarioGatehouse(workDir, { scopes: ['decisions:read'], roles: ['viewer'] }, { proxy: { routesFile, port: 0 } });
+  const headers = gatehouse.auth;
+  const url = `${gatehouse.server.gateway!.url}${PATH}`;
   const sample = await fetch(url, { headers }).then((r) => r.text());
   if (sample !== UPSTREAM_BODY) throw new Error(`the gateway did not forward: ${sample}`);
-  return {
-    name: 'gatehouse',
-    baseline: false,
-    url,
-    headers,
-    stop: async () => {
-      await server.close();
-      await engine.close();
-    },
-  };
+  return { name: 'gatehouse', baseline: false, url, headers, stop: gatehouse.stop };
 }
 
 function freePort(): Promise<number> {
@@ -97,7 +63,7 @@ function findNginx(progress: (message: string) => void): { binary: string } | { 
 }
 
 /** nginx as a child process on an ephemeral port, `proxy_pass` to `upstream` with keep-alive. */
-async function startNginx(binary: string, workDir: string, upstream: string): Promise<Target> {
+async function startNginx(binary: string, workDir: string, upstream: string): Promise<LoadTarget> {
   const dir = mkdtempSync(path.join(workDir, 'nginx-'));
   for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, sub));
   const port = await freePort();
@@ -166,19 +132,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     `Request: GET ${PATH} with a sandbox viewer key; the gateway authenticates it, evaluates route-access-v1, forwards it over a keep-alive agent and appends an audit entry after the response (not awaited by the client).`,
     'Added latency = gatehouse minus direct at the same fixed rate (open loop, latency counted from when each request was due).',
   ];
-  const measure = async (target: Target) => {
-    try {
-      const recording = options.profile && !target.baseline ? await startCpuProfile() : null;
-      for (const rate of [0, ...options.rates]) {
-        const load = await runLoad({ url: target.url, method: 'GET', headers: target.headers, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
-        options.progress(describeLoad(target.name, rate, load));
-        series.push(seriesFromLoad(target.name, target.baseline, rate, load));
-      }
-      if (recording) profiles.sidecar = await recording.stop(path.join(options.workDir, 'proxy-sidecar.cpuprofile'));
-    } finally {
-      await target.stop();
-    }
-  };
+  const measure = (target: LoadTarget) => measureTarget(target, { method: 'GET' }, options, { series, profiles }, 'proxy-sidecar.cpuprofile');
 
   const upstream = await startNodeHttp(UPSTREAM_BODY);
   try {

@@ -11,7 +11,6 @@
  *     unsigned and ed25519-signed by the same sandbox key against the same server, alternating
  *     at each load level so both see the same machine.
  */
-import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,36 +19,20 @@ import { ReplayGuard } from '../../core/signatures/replay-guard.ts';
 import { RequestSignatureVerifier, type SignedRequest, type VerificationKey } from '../../core/signatures/request-verifier.ts';
 import { signRequest, viewOf, type SigningKey } from '../../core/signatures/signer.ts';
 import { Store } from '../../core/store.ts';
+import { DECISION_BODY } from '../lib/decision-body.ts';
 import { createHistogram, encodeHistogram, summarise } from '../lib/histogram.ts';
 import { runLoad } from '../lib/load.ts';
 import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
+import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 import type { SignRequestsOptions } from '../lib/sign-requests.ts';
+import { generateSigningKeyPair } from '../lib/signing-key-pairs.ts';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
-
-const DECISION_BODY = JSON.stringify({
-  title: 'Deploy web to canary',
-  policy: 'decision-gate-v1',
-  context: [
-    { source: 'risk:score', value: 12 },
-    { source: 'deploy:replicas', value: 3 },
-  ],
-  inputs: ['repo:web', 'ticket:OPS-1234'],
-});
 
 /** A signing key and the matching verification key, for one algorithm. */
 function keysFor(alg: SignatureAlgorithm): { signer: SigningKey; verifier: VerificationKey } {
   const kid = `bench-${alg}`;
-  if (alg === 'hmac-sha256') {
-    const secret = createSecretKey(randomBytes(32));
-    return { signer: { kid, alg, key: secret }, verifier: { kid, alg, key: secret, signer: kid } };
-  }
-  const pair =
-    alg === 'ed25519'
-      ? generateKeyPairSync('ed25519')
-      : alg === 'ecdsa-p256-sha256'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { signer: { kid, alg, key: pair.privateKey as KeyObject }, verifier: { kid, alg, key: pair.publicKey as KeyObject, signer: kid } };
+  const { signer, verificationKey } = generateSigningKeyPair(alg, kid);
+  return { signer, verifier: { kid, alg, key: verificationKey, signer: kid } };
 }
 
 /** Signed requests, each with its own nonce, as the server would see them. */
@@ -116,35 +99,14 @@ interface Gatehouse {
 
 /** Gatehouse with a sandbox key that has an ed25519 signing key; rate limits lifted. */
 async function startGatehouse(workDir: string): Promise<Gatehouse> {
-  const { PolicyEngine } = await import('../../policies/engine/index.ts');
-  const { startServer } = await import('../../proxy/server.ts');
-  const dir = mkdtempSync(path.join(workDir, 'gatehouse-signatures-'));
-  const engine = await PolicyEngine.open({ sourceDir: fileURLToPath(new URL('../../policies/rego', import.meta.url)), buildDir: path.join(dir, 'policies') });
-  const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
-  const server = await startServer({ dataDir: dir, policies: engine, port: 0, rateLimits: { sandbox: unlimited, production: unlimited } });
-  // Keys are set up in process: how they are issued is not what is measured.
-  const { keys, signingKeys, store } = server.services;
-  const issued = keys.draft({ env: 'sandbox', scopes: ['decisions:write'], createdBy: server.adminKey.id });
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const record = await signingKeys.prepare(issued.record.id, { jwk: { ...publicKey.export({ format: 'jwk' }), kid: 'bench-ed25519' } }, server.adminKey.id);
-  await store.commit(() => {
-    keys.write(issued.record);
-    signingKeys.write(record);
-  });
-  const headers = { authorization: `Bearer ${issued.secret}`, 'content-type': 'application/json' };
-  const url = `${server.url}/v1/decisions`;
-  const signing: SignRequestsOptions = { kid: 'bench-ed25519', alg: 'ed25519', jwk: privateKey.export({ format: 'jwk' }), method: 'POST', body: DECISION_BODY };
-  const probe = await fetch(url, { method: 'POST', headers: { ...headers, ...signRequest({ method: 'POST', url, headers, body: DECISION_BODY }, { kid: 'bench-ed25519', alg: 'ed25519', key: privateKey }) }, body: DECISION_BODY });
+  const { signer, jwk } = generateSigningKeyPair('ed25519', 'bench-ed25519');
+  const gatehouse = await startScenarioGatehouse(workDir, { scopes: ['decisions:write'], signingJwk: jwk });
+  const headers = { ...gatehouse.auth, 'content-type': 'application/json' };
+  const url = `${gatehouse.url}/v1/decisions`;
+  const signing: SignRequestsOptions = { kid: signer.kid, alg: signer.alg, jwk: signer.key.export({ format: 'jwk' }), method: 'POST', body: DECISION_BODY };
+  const probe = await fetch(url, { method: 'POST', headers: { ...headers, ...signRequest({ method: 'POST', url, headers, body: DECISION_BODY }, signer) }, body: DECISION_BODY });
   if (probe.status !== 200) throw new Error(`a signed decision was refused: ${probe.status} ${await probe.text()}`);
-  return {
-    url,
-    headers,
-    signing,
-    stop: async () => {
-      await server.close();
-      await engine.close();
-    },
-  };
+  return { url, headers, signing, stop: gatehouse.stop };
 }
 
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {

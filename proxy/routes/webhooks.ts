@@ -4,7 +4,7 @@ import { webhookPayload } from '../../core/webhooks/payload.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import { sortableId } from '../../core/ids.ts';
 import type { RequestContext } from '../context.ts';
-import { json } from '../http/reply.ts';
+import { json, type Reply } from '../http/reply.ts';
 import { problemResponse, type RouteDef, type RouteResponse } from '../route.ts';
 import {
   CreateWebhookBody,
@@ -46,6 +46,30 @@ function deliveryView(delivery: Delivery): Omit<Delivery, 'env'> {
 
 function assertEnabled(endpoint: WebhookEndpoint): void {
   if (!endpoint.enabled) throw new GatehouseError('conflict', `webhook endpoint ${endpoint.id} is disabled; enable it with PATCH {"enabled":true} first`);
+}
+
+/** The answers of a route that queues a message to one endpoint (`queueDelivery`). */
+function queuedResponses(description: string): Record<number, RouteResponse> {
+  return {
+    202: { description, schema: DeliverySchema },
+    ...REFUSALS,
+    ...NOT_FOUND,
+    409: problemResponse('The endpoint is disabled.'),
+  };
+}
+
+/**
+ * Queues the delivery `draft` makes for the call's endpoint behind its pending deliveries, in the
+ * call's transaction, and answers 202 with it. A disabled endpoint is refused first: nothing
+ * would drain its queue.
+ */
+function queueDelivery(ctx: RequestContext, draft: (endpoint: WebhookEndpoint) => Delivery): Reply {
+  const { webhooks } = ctx.services;
+  const endpoint = load(ctx);
+  assertEnabled(endpoint);
+  const delivery = draft(endpoint);
+  ctx.writes.push(() => webhooks.deliveries.enqueueInTransaction(delivery));
+  return json(202, deliveryView(delivery));
 }
 
 /** POST /v1/webhooks/config — create an endpoint; its signing secret is in this response only. */
@@ -206,22 +230,13 @@ const test: RouteDef = {
   summary: 'Send the endpoint a `webhook.test` message, signed and retried like any other; follow it in the delivery log.',
   scope: 'webhooks:manage',
   audited: true,
-  responses: {
-    202: { description: 'Queued behind the endpoint\'s pending deliveries.', schema: DeliverySchema },
-    ...REFUSALS,
-    ...NOT_FOUND,
-    409: problemResponse('The endpoint is disabled.'),
-  },
-  handle(ctx) {
-    const { webhooks } = ctx.services;
-    const endpoint = load(ctx);
-    assertEnabled(endpoint);
-    const at = new Date().toISOString();
-    const payload = webhookPayload('webhook.test', at, { endpointId: endpoint.id, message: 'A test message from Gatehouse.' }, null);
-    const delivery = newDelivery({ endpointId: endpoint.id, env: endpoint.env, messageId: sortableId('msg_'), kind: 'webhook.test', cursor: null, payload });
-    ctx.writes.push(() => webhooks.deliveries.enqueueInTransaction(delivery));
-    return json(202, deliveryView(delivery));
-  },
+  responses: queuedResponses('Queued behind the endpoint\'s pending deliveries.'),
+  handle: (ctx) =>
+    queueDelivery(ctx, (endpoint) => {
+      const at = new Date().toISOString();
+      const payload = webhookPayload('webhook.test', at, { endpointId: endpoint.id, message: 'A test message from Gatehouse.' }, null);
+      return newDelivery({ endpointId: endpoint.id, env: endpoint.env, messageId: sortableId('msg_'), kind: 'webhook.test', cursor: null, payload });
+    }),
 };
 
 /** GET /v1/webhooks/config/{id}/deliveries — the delivery log, newest first, with every attempt. */
@@ -249,22 +264,13 @@ const replay: RouteDef = {
   summary: 'Queue a delivery\'s message again (same `webhook-id` and body, a fresh signature), behind the endpoint\'s pending deliveries.',
   scope: 'webhooks:manage',
   audited: true,
-  responses: {
-    202: { description: 'The new delivery.', schema: DeliverySchema },
-    ...REFUSALS,
-    ...NOT_FOUND,
-    409: problemResponse('The endpoint is disabled.'),
-  },
-  handle(ctx) {
-    const { webhooks } = ctx.services;
-    const endpoint = load(ctx);
-    assertEnabled(endpoint);
-    const original = webhooks.deliveries.get(endpoint.id, ctx.params.deliveryId!);
-    const { endpointId, env, messageId, kind, cursor, payload } = original;
-    const delivery = newDelivery({ endpointId, env, messageId, kind, cursor, payload, replayOf: original.id });
-    ctx.writes.push(() => webhooks.deliveries.enqueueInTransaction(delivery));
-    return json(202, deliveryView(delivery));
-  },
+  responses: queuedResponses('The new delivery.'),
+  handle: (ctx) =>
+    queueDelivery(ctx, (endpoint) => {
+      const original = ctx.services.webhooks.deliveries.get(endpoint.id, ctx.params.deliveryId!);
+      const { endpointId, env, messageId, kind, cursor, payload } = original;
+      return newDelivery({ endpointId, env, messageId, kind, cursor, payload, replayOf: original.id });
+    }),
 };
 
 export const webhookRoutes: RouteDef[] = [create, list, get, update, remove, rotate, test, deliveries, replay];
