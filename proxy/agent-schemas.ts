@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_TOOL_CALLS } from '../core/agents/limits.ts';
 import { Nullable } from './schemas.ts';
 
 /**
@@ -71,7 +72,7 @@ export const OpenRunBody = Type.Object(
     limits: Type.Optional(
       Type.Object(
         {
-          maxToolCalls: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 50.' })),
+          maxToolCalls: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOOL_CALLS, description: 'Default 50.' })),
           maxSpend: Type.Optional(Type.Number({ minimum: 0, description: 'Default 10,000.' })),
           maxWallMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 3600 * 1000, description: 'Default 15 minutes.' })),
         },
@@ -89,19 +90,35 @@ export const ToolCallBody = Type.Object(
 );
 export type ToolCallBody = Static<typeof ToolCallBody>;
 
+/** Paging through a run's steps (the trace, replay): the steps after index `after`, `limit` at most. */
+export const STEP_PAGE = 100;
+const StepPaging = {
+  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Steps after this index (default 0: from the first); a page’s `nextAfter`.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: STEP_PAGE })),
+};
+
+export const StepPageQuery = Type.Object(StepPaging, { additionalProperties: false });
+export type StepPageQuery = Static<typeof StepPageQuery>;
+
 export const ReplayBody = Type.Object(
-  { policy: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A loaded policy version; default: the one each step was judged by.' })) },
+  {
+    policy: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A loaded policy version; default: the one each step was judged by.' })),
+    ...StepPaging,
+  },
   { additionalProperties: false },
 );
 export type ReplayBody = Static<typeof ReplayBody>;
+
+const NextAfter = Nullable(Type.Integer({ description: 'The `after` of the next page; null on the last.' }));
 
 const Verdict = Type.Object({ policy: Type.String(), moduleHash: Type.String(), allow: Type.Boolean(), gate: Type.String(), reasons: Type.Array(Type.String()) });
 
 export const ReplayResult = Type.Object({
   runId: Type.String(),
   policy: Nullable(Type.String()),
-  changed: Type.Integer(),
+  changed: Type.Integer({ description: 'Steps of this page whose verdict changed.' }),
   steps: Type.Array(Type.Object({ step: Type.Integer(), callId: Type.String(), tool: Type.String(), before: Verdict, after: Verdict, changed: Type.Boolean() })),
+  nextAfter: NextAfter,
 });
 
 export const RollbackResult = Type.Object({
@@ -145,9 +162,14 @@ export const Run = Type.Object({
   state: Type.Union([Type.Literal('open'), Type.Literal('stopped'), Type.Literal('rolled_back')]),
   stopReason: Nullable(Type.String()),
   limits: Type.Object({ maxToolCalls: Type.Integer(), maxSpend: Type.Number(), maxWallMs: Type.Integer() }),
+  calls: Type.Integer({ description: 'Steps recorded, refused ones included.' }),
+  spend: Type.Number({ description: 'The spend of the steps held, executing or executed.' }),
+  byState: Type.Record(Type.String(), Type.Integer(), { description: 'Steps by state.' }),
+  byTool: Type.Record(Type.String(), Type.Integer(), { description: 'Calls by tool.' }),
   startedAt: Type.String(),
   updatedAt: Type.String(),
-  steps: Type.Array(Step),
+  steps: Type.Array(Step, { description: 'One page of steps, oldest first.' }),
+  nextAfter: NextAfter,
 });
 
 export const ToolCallResult = Type.Object({ runId: Type.String(), call: Step, result: Type.Unknown({ description: 'The tool’s JSON answer, or null.' }) });

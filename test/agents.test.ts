@@ -21,7 +21,7 @@ reasons contains "agent-tools-v2 refuses amounts above 100" if input.input.amoun
 const engine = await routePolicies(t, {}, { 'agent-tools-v2.rego': V2 });
 t.teardown(() => engine.close());
 
-/** A tool upstream: records every request; `/fail…` paths answer 500, everything else 200 JSON. */
+/** A tool upstream: records every request; `/fail…` paths answer 500, `/slow…` after 300 ms, everything else 200 JSON at once. */
 async function toolUpstream(t: Test): Promise<Upstream> {
   return startUpstream(t, (req: IncomingMessage, res: ServerResponse, received: Received[]) => {
     const chunks: Buffer[] = [];
@@ -30,8 +30,13 @@ async function toolUpstream(t: Test): Promise<Upstream> {
       const body = Buffer.concat(chunks);
       received.push({ method: req.method!, url: req.url!, headers: req.headers, body });
       const failing = req.url!.startsWith('/fail');
-      res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ ok: !failing, path: req.url, got: JSON.parse(body.toString() || 'null') }));
+      setTimeout(
+        () => {
+          res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ ok: !failing, path: req.url, got: JSON.parse(body.toString() || 'null') }));
+        },
+        req.url!.startsWith('/slow') ? 300 : 0,
+      );
     });
   });
 }
@@ -291,4 +296,85 @@ t.test('limits stop the run with a clear reason', async (t) => {
   const late = await s.toolCall(wall.json.id, 'pay', { amount: 1, to: 'a' });
   t.match(late.json, { code: 'conflict', reason: 'limit:wall_time' });
   t.equal(s.upstream.received.length, 3, 'no refused call reached the tool');
+});
+
+t.test('a long run pages its trace and replay, and its policy sees a bounded history', async (t) => {
+  const s = await setup(t);
+  await s.payTool('pay', '/pay');
+  const agent = await s.agent({ name: 'bot', scopes: ['payments:write'], tools: ['pay'] });
+  const run = await s.openRun(agent.json.id, { maxToolCalls: 300 });
+  const runId: string = run.json.id;
+  // Ten at a time: calls on one run are admitted one after another but execute side by side.
+  for (let i = 0; i < 300; i += 10) {
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, j) => s.toolCall(runId, 'pay', { amount: 1, to: `payee-${i + j}` })));
+    const failed = answers.filter((a) => a.status !== 200);
+    if (failed.length) t.fail('every call is executed', { answers: failed.map((a) => a.json) });
+  }
+  t.equal(s.upstream.received.length, 300, 'the tool was called 300 times');
+  ok(t, await s.toolCall(runId, 'pay', { amount: 1, to: 'one more' }), 409, 'the 301st call passes maxToolCalls');
+
+  const first = await s.trace(runId);
+  t.match(first.json, { calls: 300, spend: 300, byState: { executed: 300, denied: 0 }, byTool: { pay: 300 }, nextAfter: 100 });
+  t.equal(first.json.steps.length, 100, 'a page holds 100 steps by default');
+  const steps = [...first.json.steps];
+  for (let after = first.json.nextAfter; after !== null; ) {
+    const page = await call(s.url, 'GET', `/v1/agents/runs/${runId}?after=${after}&limit=64`, { key: s.runner.key });
+    ok(t, page, 200, `page after ${after}`);
+    t.ok(page.json.steps.length <= 64);
+    steps.push(...page.json.steps);
+    after = page.json.nextAfter;
+  }
+  t.same(steps.map((x: { index: number }) => x.index), Array.from({ length: 300 }, (_, i) => i + 1), 'every step once, in order');
+  t.equal(new Set(steps.map((x: { id: string }) => x.id)).size, 300);
+  t.ok(steps.every((x: { state: string }) => x.state === 'executed'));
+
+  const historyOf = (index: number) => steps[index - 1].policyInput.run;
+  t.same(historyOf(1).history, [], 'the first call has no history');
+  t.same(historyOf(21).history.map((h: { index: number }) => h.index), Array.from({ length: 20 }, (_, i) => i + 1));
+  const last = historyOf(300);
+  t.same(last.history.map((h: { index: number }) => h.index), Array.from({ length: 20 }, (_, i) => i + 280), 'the last call sees the 20 steps before it');
+  t.match(last, { calls: 299, spend: 299, byTool: { pay: 299 } }, 'and counters for the whole run');
+  // Its batch's other calls may still have been executing when it was judged.
+  t.equal(last.byState.executed + last.byState.executing, 299);
+  const size = (index: number) => JSON.stringify(historyOf(index)).length;
+  t.ok(size(300) < size(21) * 1.05, 'the policy input stops growing once the history is full (only the digits grow)', { at21: size(21), at300: size(300) });
+
+  const replay = (body: Record<string, unknown>) => call(s.url, 'POST', `/v1/agents/runs/${runId}/replay`, { key: s.runner.key, body });
+  const middle = await replay({ after: 290, limit: 5 });
+  ok(t, middle, 200, 'replay a page');
+  t.same(middle.json.steps.map((x: { step: number }) => x.step), [291, 292, 293, 294, 295]);
+  t.match(middle.json, { changed: 0, nextAfter: 295 });
+  const end = await replay({ after: 295 });
+  t.same(end.json.steps.map((x: { step: number }) => x.step), [296, 297, 298, 299, 300]);
+  t.equal(end.json.nextAfter, null, 'the last page');
+});
+
+t.test('concurrent calls on one run are admitted exactly within its limits', async (t) => {
+  const s = await setup(t);
+  await s.payTool('pay', '/pay');
+  const agent = await s.agent({ name: 'bot', scopes: ['payments:write'], tools: ['pay'] });
+  const calls = await s.openRun(agent.json.id, { maxToolCalls: 10 });
+  const byCalls = await Promise.all(Array.from({ length: 25 }, () => s.toolCall(calls.json.id, 'pay', { amount: 1, to: 'a' })));
+  t.same(byCalls.map((a) => a.status).sort(), [...Array(10).fill(200), ...Array(15).fill(409)], '10 admitted, 15 refused');
+  const spend = await s.openRun(agent.json.id, { maxSpend: 100 });
+  const bySpend = await Promise.all(Array.from({ length: 10 }, () => s.toolCall(spend.json.id, 'pay', { amount: 30, to: 'a' })));
+  t.equal(bySpend.filter((a) => a.status === 200).length, 3, 'three of 30 fit in 100');
+  t.equal(s.upstream.received.length, 13, 'only admitted calls reached the tool');
+  const traced = await s.trace(calls.json.id);
+  t.same(traced.json.steps.map((x: { index: number }) => x.index), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  t.match(traced.json, { state: 'stopped', stopReason: 'limit:tool_calls', calls: 10 });
+});
+
+t.test('a rollback waits for a call still executing and undoes it too', async (t) => {
+  const s = await setup(t);
+  await s.payTool('slow-pay', '/slow-pay', { compensate: { method: 'POST', url: `${s.upstream.url}/refund` } });
+  const agent = await s.agent({ name: 'bot', scopes: ['payments:write'], tools: ['slow-pay'] });
+  const run = await s.openRun(agent.json.id);
+  const pending = s.toolCall(run.json.id, 'slow-pay', { amount: 5, to: 'a' });
+  while (s.upstream.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+  const rolled = await call(s.url, 'POST', `/v1/agents/runs/${run.json.id}/rollback`, { key: s.runner.key });
+  ok(t, rolled, 200, 'rollback');
+  ok(t, await pending, 200, 'the call that was executing finished');
+  t.match(rolled.json, { complete: true, steps: [{ step: 1, outcome: 'compensated' }] });
+  t.same(s.upstream.received.map((r) => r.url), ['/slow-pay', '/refund']);
 });

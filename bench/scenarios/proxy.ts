@@ -14,6 +14,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { addedLatency, findSeries, throughputRatio } from '../lib/added-latency.ts';
 import { startNodeHttp } from '../lib/baseline-servers.ts';
 import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
 import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
@@ -146,27 +147,13 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     await upstream.close();
   }
 
-  const find = (target: string, rate: number | null) => series.find((s) => s.target === target && s.rate === rate && s.mode === (rate === null ? 'max' : 'rate'));
-  const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
-  const round = (ms: number) => Math.round(ms * 1000) / 1000;
-  const metrics: Record<string, number> = {};
-  for (const rate of options.rates) {
-    const gh = find('gatehouse', rate);
-    const direct = find('direct-upstream', rate);
-    if (!gh || !direct) continue;
-    metrics[`added.rate${rate}.p50Ms`] = round(gh.latencyMs.p50 - direct.latencyMs.p50);
-    metrics[`added.rate${rate}.p99Ms`] = round(gh.latencyMs.p99 - direct.latencyMs.p99);
-  }
-  const lowest = Math.min(...options.rates);
-  if (Number.isFinite(lowest)) {
-    metrics.addedP50Ms = metrics[`added.rate${lowest}.p50Ms`]!;
-    metrics.addedP99Ms = metrics[`added.rate${lowest}.p99Ms`]!;
-    notes.push(`addedP50Ms and addedP99Ms are at the lowest fixed rate, ${lowest} req/s.`);
-  }
-  const ghMax = find('gatehouse', null)!.throughput;
-  metrics.throughputRatioDirect = ratio(ghMax, find('direct-upstream', null)!.throughput);
-  const nginxMax = find('nginx', null);
-  if (nginxMax) metrics.throughputRatioNginx = ratio(ghMax, nginxMax.throughput);
+  const added = addedLatency(series, 'gatehouse', 'direct-upstream', options.rates);
+  if (added.note) notes.push(added.note);
+  const metrics: Record<string, number> = added.metrics;
+  const ghMax = findSeries(series, 'gatehouse', null)!.throughput;
+  metrics.throughputRatioDirect = throughputRatio(ghMax, findSeries(series, 'direct-upstream', null)!.throughput);
+  const nginxMax = findSeries(series, 'nginx', null);
+  if (nginxMax) metrics.throughputRatioNginx = throughputRatio(ghMax, nginxMax.throughput);
   return { scenario: 'proxy', description: scenario.description, series, metrics, notes, profiles };
 }
 

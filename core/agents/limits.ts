@@ -12,6 +12,13 @@ export interface RunLimits {
 
 export const DEFAULT_LIMITS: RunLimits = { maxToolCalls: 50, maxSpend: 10_000, maxWallMs: 15 * 60 * 1000 };
 
+/**
+ * The most calls a run may be opened with. Steps are records of their own and a policy sees a
+ * bounded history, so a call costs the same however long the run; the bound keeps one run's
+ * storage (a few KiB a step) within reason.
+ */
+export const MAX_TOOL_CALLS = 100_000;
+
 export type LimitReason = 'limit:tool_calls' | 'limit:spend' | 'limit:wall_time';
 
 /** The limit a next call spending `amount` would pass, or null when it stays within all of them. */

@@ -6,8 +6,8 @@ import type { RequestFacts } from '../policy-input.ts';
 import type { Principal } from '../principal.ts';
 import type { Store } from '../store.ts';
 import type { AgentRegistry } from './agents.ts';
-import { withStep, type Compensation, type RunStore, type Step } from './runs.ts';
-import { toolCallInput } from './tool-call-input.ts';
+import type { Compensation, RunStore, Step } from './runs.ts';
+import { HISTORY_STEPS, toolCallInput } from './tool-call-input.ts';
 import { stepPolicy, type ToolCalls } from './tool-calls.ts';
 import type { ToolSender } from './tool-sender.ts';
 import type { ToolRegistry } from './tools.ts';
@@ -23,8 +23,9 @@ import type { ToolRegistry } from './tools.ts';
  *   no_compensation                               the tool has no compensating action
  *   already_compensated                           an earlier rollback undid it
  *
- * The run is then `rolled_back`: it takes no more calls, and its held calls can no longer be
- * executed (the policy sees the run's state).
+ * The run becomes `rolled_back` before the first compensation: it takes no more calls, its held
+ * calls can no longer be executed (the policy sees the run's state), and calls already executing
+ * are waited for and undone too.
  */
 export type RollbackOutcome = Compensation['outcome'] | 'no_compensation' | 'already_compensated';
 
@@ -52,14 +53,18 @@ export interface RollbackDeps {
 
 export function rollbackRun(deps: RollbackDeps, principal: Principal, runId: string, request: RequestFacts): Promise<{ runId: string; complete: boolean; steps: RolledBackStep[] }> {
   return deps.calls.exclusive(runId, async () => {
-    const run = deps.runs.load(principal, runId);
-    const agent = deps.agents.load(run.env, run.agentId);
-    const executed = run.steps.filter((s) => s.state === 'executed').reverse();
+    const { env, id, agentId } = deps.runs.load(principal, runId);
+    // Closed first, so no call is admitted behind the rollback's back; calls admitted before
+    // finish executing, and are then undone with the rest.
+    await deps.store.commit(() => deps.runs.update(env, id, (r) => ({ ...r, state: 'rolled_back', stopReason: r.stopReason ?? 'rollback' })));
+    await deps.calls.settled(id);
+    const agent = deps.agents.load(env, agentId);
     const steps: RolledBackStep[] = [];
-    for (const step of executed) steps.push(await compensate(deps, principal, run.id, step, agent, request));
-    await deps.store.commit(() => deps.runs.update(run.env, run.id, (r) => ({ ...r, state: 'rolled_back', stopReason: r.stopReason ?? 'rollback' })));
+    for (const step of deps.runs.newestFirst(deps.runs.get(env, id)!)) {
+      if (step.state === 'executed') steps.push(await compensate(deps, principal, id, step, agent, request));
+    }
     const complete = steps.every((s) => s.outcome === 'compensated' || s.outcome === 'already_compensated');
-    return { runId: run.id, complete, steps };
+    return { runId: id, complete, steps };
   });
 }
 
@@ -78,7 +83,7 @@ async function compensate(deps: RollbackDeps, principal: Principal, runId: strin
   if (!tool?.compensate) return report('no_compensation', null);
   // The run as it stands now, so the policy sees what is being undone.
   const run = deps.runs.get(principal.env, runId)!;
-  const check = deps.workflow.evaluateInput(tool.policy, toolCallInput('rollback', agent, tool, step.input, run, principal, request));
+  const check = deps.workflow.evaluateInput(tool.policy, toolCallInput('rollback', agent, tool, step.input, run, deps.runs.recent(run, HISTORY_STEPS), principal, request));
   const policy = stepPolicy(check);
   const at = new Date().toISOString();
   let compensation: Compensation;
@@ -90,7 +95,7 @@ async function compensate(deps: RollbackDeps, principal: Principal, runId: strin
   }
   const updated: Step = { ...step, compensation };
   await deps.store.commit(() => {
-    const next = deps.runs.update(principal.env, runId, (r) => withStep(r, updated));
+    const next = deps.runs.saveStep(principal.env, runId, updated);
     const kind = compensation.outcome === 'compensated' ? 'agent.tool_call.compensated' : compensation.outcome === 'failed' ? 'agent.tool_call.failed' : 'agent.tool_call.denied';
     deps.events.appendInTransaction(toolCallEvent(kind, compensation.outcome === 'compensated' || compensation.outcome === 'failed' ? 'EXECUTE' : 'POLICY_CHECK', next, updated, 'rollback'));
     deps.audit.appendInTransaction(

@@ -11,6 +11,11 @@ import type { RunLimits } from './limits.ts';
  * environment). A run keeps every step, which is the trace GET /v1/agents/runs/{id} returns and
  * what replay and rollback work from.
  *
+ * Storage: the run record is a header (agent, key, limits, state and counters) and each step is
+ * its own record keyed `[runId, index]`. A step's write updates the header's counters in the
+ * same transaction, so a call costs the same few writes however long the run is, and the trace,
+ * replay and rollback read the steps by range, a page at a time.
+ *
  * A step moves TOOL_CALL → POLICY_CHECK → (HUMAN_APPROVAL) → EXECUTE:
  *
  *   denied                                     the policy refused it
@@ -82,6 +87,10 @@ export interface Step {
   compensation: Compensation | null;
 }
 
+/** How many steps of a run each kind of state holds. */
+export type StateCounts = Record<StepState, number>;
+
+/** A run's header: everything but its steps, which are records of their own. */
 export interface RunRecord {
   id: string;
   env: Env;
@@ -92,7 +101,13 @@ export interface RunRecord {
   state: RunState;
   /** Why the run stopped (`limit:spend`, …, or `rollback`), null while open. */
   stopReason: string | null;
-  steps: Step[];
+  /** Steps recorded, refused ones included: the next step's index is `calls + 1`. */
+  calls: number;
+  /** The sum of `spend` over the steps `held`, `executing` or `executed`. */
+  spend: number;
+  /** Steps by state and calls by tool: what a policy can no longer count from a bounded history. */
+  byState: StateCounts;
+  byTool: Record<string, number>;
   startedAt: string;
   updatedAt: string;
 }
@@ -103,23 +118,57 @@ export const EXCERPT_BYTES = 4096;
 /** Steps that count towards the run's spend: those not refused, withdrawn, or failed. */
 const SPENDING: ReadonlySet<StepState> = new Set(['held', 'executing', 'executed']);
 
-export function runSpend(run: RunRecord): number {
-  return run.steps.reduce((sum, step) => (SPENDING.has(step.state) ? sum + step.spend : sum), 0);
+/**
+ * A step as the policy sees it in `run.history`, stored beside the step itself: the last steps
+ * of a run (and a step's state before it moves on) are read without decoding whole steps.
+ */
+export interface StepSummary {
+  index: number;
+  tool: string;
+  state: StepState;
+  spend: number;
+  allow: boolean;
+  gate: string;
+}
+
+function stepSummary(step: Step): StepSummary {
+  return { index: step.index, tool: step.tool, state: step.state, spend: step.spend, allow: step.policy.allow, gate: step.policy.gate };
+}
+
+const spent = (entry: StepSummary | undefined): number => (entry && SPENDING.has(entry.state) ? entry.spend : 0);
+
+type StepKey = [runId: string, index: number];
+
+/** Steps read at once while walking a whole run: a long run is never held in memory. */
+const READ_PAGE = 200;
+
+/** A page of a run's steps and the index to continue after, null on the last page. */
+export interface StepPage {
+  steps: Step[];
+  next: number | null;
 }
 
 export class RunStore {
   private readonly db: Database<RunRecord, [Env, string]>;
-  /** Which run holds a step: held calls are found from their decision's subject. */
-  private readonly stepRuns: Database<string, string>;
+  private readonly steps: Database<Step, StepKey>;
+  private readonly history: Database<StepSummary, StepKey>;
+  /** Where each call's step is: held calls are found from their decision's subject. */
+  private readonly callSteps: Database<StepKey, string>;
+  /** Steps being executed, so those a stopped process left behind are found without a scan. */
+  private readonly executing: Database<true, [Env, ...StepKey]>;
 
   constructor(store: Store) {
     this.db = store.database<RunRecord, [Env, string]>('agent-runs');
-    this.stepRuns = store.database<string, string>('agent-steps');
+    this.steps = store.database<Step, StepKey>('agent-run-steps');
+    this.history = store.database<StepSummary, StepKey>('agent-run-history');
+    this.callSteps = store.database<StepKey, string>('agent-call-steps');
+    this.executing = store.database<true, [Env, ...StepKey]>('agent-steps-executing');
   }
 
   open(principal: Principal, agentId: string, limits: RunLimits): RunRecord {
     const now = new Date().toISOString();
-    return { id: sortableId('run_'), env: principal.env, agentId, keyId: principal.keyId, limits, state: 'open', stopReason: null, steps: [], startedAt: now, updatedAt: now };
+    const byState: StateCounts = { denied: 0, held: 0, executing: 0, executed: 0, failed: 0, withdrawn: 0 };
+    return { id: sortableId('run_'), env: principal.env, agentId, keyId: principal.keyId, limits, state: 'open', stopReason: null, calls: 0, spend: 0, byState, byTool: {}, startedAt: now, updatedAt: now };
   }
 
   /** The run, if `principal` opened it; any other key (or environment) is told it does not exist. */
@@ -133,40 +182,98 @@ export class RunStore {
     return this.db.get([env, id]);
   }
 
-  /** The run holding a step, with the step. */
-  forStep(env: Env, stepId: string): { run: RunRecord; step: Step } | undefined {
-    const runId = this.stepRuns.get(stepId);
-    const run = runId === undefined ? undefined : this.db.get([env, runId]);
-    const step = run?.steps.find((s) => s.id === stepId);
+  /** The run holding a call's step, with the step. */
+  forStep(env: Env, callId: string): { run: RunRecord; step: Step } | undefined {
+    const key = this.callSteps.get(callId);
+    const run = key && this.db.get([env, key[0]]);
+    const step = run && this.steps.get(key);
     return run && step ? { run, step } : undefined;
   }
 
-  /** Stores a run; call inside `store.commit`. */
+  /** Up to `limit` steps after index `after`, oldest first. */
+  page(run: RunRecord, after: number, limit: number): StepPage {
+    const steps = [...this.steps.getRange({ start: [run.id, after + 1], end: [run.id, run.calls + 1], limit }).map(({ value }) => value)];
+    const last = steps.at(-1)?.index;
+    return { steps, next: last !== undefined && last < run.calls ? last : null };
+  }
+
+  /** The run's last `count` steps as its history shows them, oldest first. */
+  recent(run: RunRecord, count: number): StepSummary[] {
+    return [...this.history.getRange({ start: [run.id, run.calls], end: [run.id, 0], reverse: true, limit: count }).map(({ value }) => value)].reverse();
+  }
+
+  /** The run's steps newest first, read a page at a time as the caller goes on. */
+  *newestFirst(run: RunRecord): Iterable<Step> {
+    for (let before = run.calls + 1; ; ) {
+      const page = this.stepsBefore(run.id, before, READ_PAGE);
+      yield* page;
+      if (page.length < READ_PAGE) return;
+      before = page.at(-1)!.index;
+    }
+  }
+
+  /** Stores a run's header; call inside `store.commit`. */
   write(run: RunRecord): void {
     this.db.put([run.env, run.id], run);
-    for (const step of run.steps) if (this.stepRuns.get(step.id) === undefined) this.stepRuns.put(step.id, run.id);
   }
 
   /**
-   * Re-reads the run inside the current write transaction and stores `change(run)`: steps move
-   * on their own (a held call executes when its decision does) while a call is being judged, so
-   * every write starts from what is stored.
+   * Re-reads the header inside the current write transaction and stores `change(run)`: calls
+   * and held steps move on their own, so every write starts from what is stored.
    */
   update(env: Env, id: string, change: (run: RunRecord) => RunRecord): RunRecord {
-    const current = this.db.get([env, id]);
-    if (!current) throw new Error(`run ${id} vanished`);
-    const next = { ...change(current), updatedAt: new Date().toISOString() };
+    const next = { ...change(this.current(env, id)), updatedAt: new Date().toISOString() };
     this.write(next);
     return next;
   }
 
-  /** Runs with a step caught mid-call by a stop of the process. */
-  *withExecuting(): Iterable<RunRecord> {
-    for (const { value } of this.db.getRange()) if (value.steps.some((s) => s.state === 'executing')) yield value;
+  /**
+   * Stores a step, new or moved on, and brings the header's counters along in the same
+   * transaction; returns the header. Call inside `store.commit`.
+   */
+  saveStep(env: Env, runId: string, step: Step): RunRecord {
+    const key: StepKey = [runId, step.index];
+    const before = this.history.get(key);
+    const after = stepSummary(step);
+    const next = this.update(env, runId, (run) => ({ ...run, ...countersAfter(run, before, after) }));
+    this.steps.put(key, step);
+    this.history.put(key, after);
+    if (!before) this.callSteps.put(step.id, key);
+    if (step.state === 'executing') this.executing.put([env, ...key], true);
+    else if (before?.state === 'executing') this.executing.remove([env, ...key]);
+    return next;
+  }
+
+  /** Steps caught mid-call by a stop of the process, with their runs' ids and environments. */
+  *withExecuting(): Iterable<{ env: Env; runId: string; step: Step }> {
+    for (const [env, runId, index] of this.executing.getKeys()) {
+      const step = this.steps.get([runId, index]);
+      if (step) yield { env, runId, step };
+    }
+  }
+
+  /** Up to `limit` steps before index `before`, newest first. */
+  private stepsBefore(runId: string, before: number, limit: number): Step[] {
+    return [...this.steps.getRange({ start: [runId, before - 1], end: [runId, 0], reverse: true, limit }).map(({ value }) => value)];
+  }
+
+  private current(env: Env, id: string): RunRecord {
+    const run = this.db.get([env, id]);
+    if (!run) throw new Error(`run ${id} vanished`);
+    return run;
   }
 }
 
-/** A copy of the run with one step replaced. */
-export function withStep(run: RunRecord, step: Step): RunRecord {
-  return { ...run, steps: run.steps.map((s) => (s.id === step.id ? step : s)) };
+/** The header's counters once `after` replaces `before` (undefined for a new step). */
+function countersAfter(run: RunRecord, before: StepSummary | undefined, after: StepSummary): Pick<RunRecord, 'calls' | 'spend' | 'byState' | 'byTool'> {
+  const byState = { ...run.byState, [after.state]: run.byState[after.state] + 1 };
+  if (before) byState[before.state]--;
+  // Only a change of spend is applied: adding and taking back the same float can drift.
+  const delta = spent(after) - spent(before);
+  return {
+    calls: before ? run.calls : run.calls + 1,
+    spend: delta === 0 ? run.spend : run.spend + delta,
+    byState,
+    byTool: before ? run.byTool : { ...run.byTool, [after.tool]: (run.byTool[after.tool] ?? 0) + 1 },
+  };
 }

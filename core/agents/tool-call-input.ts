@@ -1,15 +1,20 @@
 import type { RequestFacts } from '../policy-input.ts';
 import type { Principal } from '../principal.ts';
 import type { AgentRecord } from './agents.ts';
-import { runSpend, type RunRecord } from './runs.ts';
+import type { StepSummary, RunRecord } from './runs.ts';
 import type { ToolRecord } from './tools.ts';
 
 /**
  * The input document a tool's policy evaluates (the contract of policies/rego/agent-tools-v1.rego
- * and docs/agents.md). The run's history lists earlier steps without their inputs, so the
- * document stays small however long the run; `spend` is what the run has committed so far.
+ * and docs/agents.md). The run's history lists only its last HISTORY_STEPS steps, without their
+ * inputs, and the rest of the run is summed up in its counters (`calls`, `spend`, `byState`,
+ * `byTool`): the document, the step that stores it and the evaluation stay the same size
+ * however long the run.
  */
 export type ToolPolicyAction = 'tool_call' | 'rollback';
+
+/** Steps a policy sees in `run.history` (docs/agents.md, docs/policy-contract.md). */
+export const HISTORY_STEPS = 20;
 
 export function toolCallInput(
   action: ToolPolicyAction,
@@ -17,6 +22,7 @@ export function toolCallInput(
   tool: ToolRecord,
   input: Record<string, unknown>,
   run: RunRecord,
+  history: readonly StepSummary[],
   principal: Principal,
   request: RequestFacts,
 ): Record<string, unknown> {
@@ -27,11 +33,9 @@ export function toolCallInput(
     input,
     run: {
       id: run.id,
-      state: run.state,
-      history: run.steps.map((s) => ({ index: s.index, tool: s.tool, state: s.state, spend: s.spend, allow: s.policy.allow, gate: s.policy.gate })),
-      spend: runSpend(run),
-      calls: run.steps.length,
+      history,
       limits: run.limits,
+      ...runFacts(run),
     },
     principal: { keyId: principal.keyId, env: principal.env, scopes: principal.scopes, roles: principal.roles },
     request,
@@ -41,10 +45,15 @@ export function toolCallInput(
 
 /**
  * What the policy sees of a held call when its decision is acted on: the call as it was judged,
- * the run's current state (a stopped run is never executed), and the key that made the call as
- * `requester` (`principal` is then whoever acts on the decision).
+ * the run's current state and counters (a stopped run is never executed), and the key that made
+ * the call as `requester` (`principal` is then whoever acts on the decision).
  */
 export function heldCallFacts(policyInput: Record<string, unknown>, run: RunRecord): Record<string, unknown> {
   const { action: _action, principal, request: _request, now_ns: _now, ...facts } = policyInput;
-  return { ...facts, run: { ...(facts.run as object), state: run.state, spend: runSpend(run), calls: run.steps.length }, requester: principal };
+  return { ...facts, run: { ...(facts.run as object), ...runFacts(run) }, requester: principal };
+}
+
+/** The run's state and counters as they are now. */
+function runFacts(run: RunRecord) {
+  return { state: run.state, spend: run.spend, calls: run.calls, byState: run.byState, byTool: run.byTool };
 }

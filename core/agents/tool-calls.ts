@@ -11,27 +11,29 @@ import { sortableId } from '../ids.ts';
 import type { RequestFacts } from '../policy-input.ts';
 import type { Principal } from '../principal.ts';
 import type { Store } from '../store.ts';
-import type { AgentRegistry } from './agents.ts';
+import type { AgentRecord, AgentRegistry } from './agents.ts';
 import { validateToolInput } from './input-schema.ts';
 import { exceededLimit } from './limits.ts';
-import { runSpend, withStep, type RunRecord, type RunStore, type Step, type StepPolicy } from './runs.ts';
-import { heldCallFacts, toolCallInput } from './tool-call-input.ts';
+import type { RunRecord, RunStore, Step, StepPolicy } from './runs.ts';
+import { HISTORY_STEPS, heldCallFacts, toolCallInput } from './tool-call-input.ts';
 import type { ToolSender } from './tool-sender.ts';
 import type { ToolRecord, ToolRegistry } from './tools.ts';
 
 /**
  * The tool-call state machine TOOL_CALL → POLICY_CHECK → HUMAN_APPROVAL → EXECUTE.
  *
- * A call is checked (run open and within its limits, tool on the agent, input valid), judged by
- * the tool's policy, and recorded as a step with its events in one transaction before anything
- * is sent. Then:
+ * A call is checked (tool on the agent, input valid), then admitted in one transaction: the run
+ * must be open and within its limits, the tool's policy judges it against the run's counters
+ * and last steps, and it is recorded as a step with its events, all before anything is sent.
+ * Concurrent calls on one run are admitted one after another by the store's transactions, so
+ * the limits and the history each policy sees are exact, while their tools execute side by side.
+ * Then:
  *  - allowed with `gate: "auto"`: the tool's upstream is called and the outcome recorded;
  *  - allowed behind a gate: the call is held as a governed decision (subject
  *    `{type: "agent-tool-call", id: callId}`, governed by the tool's policy), like a held proxied
  *    request (core/held-requests.ts): executing the decision marks the step `executing` in the
  *    same transaction, and once that is committed the upstream is called;
  *  - denied: recorded as such, and refused.
- * Calls on one run are serialised (`exclusive`), so limits and the history a policy sees hold.
  */
 export type CallOutcome =
   | { kind: 'denied'; run: RunRecord; step: Step; check: PolicyCheck }
@@ -43,6 +45,15 @@ export interface ToolCallBody {
   input: Record<string, unknown>;
 }
 
+/** A call's admission: refused because the run is closed (or just closed by a limit), or recorded. */
+type Admission = { kind: 'closed'; run: RunRecord } | { kind: 'recorded'; run: RunRecord; step: Step; check: PolicyCheck; decision: DecisionRecord | null };
+
+interface Executed {
+  run: RunRecord;
+  step: Step;
+  result: unknown;
+}
+
 export function stepPolicy(check: PolicyCheck): StepPolicy {
   const { allow, gate, reasons, error } = check.verdict;
   return { name: check.policy, moduleHash: check.moduleHash, inputDigest: check.inputDigest, durationNs: check.durationNs, allow, gate, reasons, error };
@@ -50,7 +61,8 @@ export function stepPolicy(check: PolicyCheck): StepPolicy {
 
 export class ToolCalls {
   private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly executing = new Set<Promise<void>>();
+  /** Executions under way (or about to be, once their admission commits), by run. */
+  private readonly inFlight = new Map<string, Set<Promise<void>>>();
 
   constructor(
     private readonly store: Store,
@@ -71,7 +83,10 @@ export class ToolCalls {
     });
   }
 
-  /** Runs `work` after every earlier piece of work on the same run has finished. */
+  /**
+   * Runs `work` after every earlier piece of work on the same run has finished: two rollbacks of
+   * one run must not both send the same compensating action.
+   */
   exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {
     const before = this.queues.get(runId) ?? Promise.resolve();
     const mine = before.then(work, work);
@@ -84,11 +99,7 @@ export class ToolCalls {
   }
 
   /** One tool call in `runId` by the key that opened it; see the class comment. */
-  call(principal: Principal, runId: string, body: ToolCallBody, request: RequestFacts): Promise<CallOutcome> {
-    return this.exclusive(runId, () => this.callNow(principal, runId, body, request));
-  }
-
-  private async callNow(principal: Principal, runId: string, body: ToolCallBody, request: RequestFacts): Promise<CallOutcome> {
+  async call(principal: Principal, runId: string, body: ToolCallBody, request: RequestFacts): Promise<CallOutcome> {
     const run = this.runs.load(principal, runId);
     if (run.state !== 'open') throw runClosed(run);
     const agent = this.agents.load(run.env, run.agentId);
@@ -99,26 +110,51 @@ export class ToolCalls {
     if (!tool) throw new GatehouseError('not_found', `no tool named ${body.tool}`);
     validateToolInput(tool.name, tool.inputSchema, body.input);
     const spend = spendOf(tool, body.input);
-    const limit = exceededLimit(run.limits, { calls: run.steps.length, spend: runSpend(run), startedAt: run.startedAt }, spend);
+
+    const admission = this.store.commit(() => this.admit(principal, run.env, run.id, agent, tool, body.input, spend, request));
+    // Tracked before the admission commits, so a rollback that closes the run afterwards waits
+    // for this call's tool to answer and undoes it too. An admission that fails is reported
+    // by `admission` itself.
+    const execution = this.track(
+      run.id,
+      admission.then(
+        (admitted) => (admitted.kind === 'recorded' && admitted.step.state === 'executing' ? this.execute(run.env, run.id, admitted.step, tool, null) : null),
+        () => null,
+      ),
+    );
+    const admitted = await admission;
+    this.events.announce();
+    if (admitted.kind === 'closed') throw runClosed(admitted.run);
+    const { step, check, decision } = admitted;
+    if (step.state === 'denied') return { kind: 'denied', run: admitted.run, step, check };
+    if (decision) return { kind: 'held', run: admitted.run, step, check, decision };
+    const { run: done, step: final, result } = (await execution)!;
+    return { kind: 'done', run: done, step: final, check, result };
+  }
+
+  /**
+   * TOOL_CALL's run checks and POLICY_CHECK, with the step and its events recorded; runs inside
+   * `store.commit`, reading the run as the transaction has it.
+   */
+  private admit(principal: Principal, env: Env, runId: string, agent: AgentRecord, tool: ToolRecord, input: Record<string, unknown>, spend: number, request: RequestFacts): Admission {
+    const run = this.runs.get(env, runId)!;
+    if (run.state !== 'open') return { kind: 'closed', run };
+    const limit = exceededLimit(run.limits, run, spend);
     if (limit) {
-      const stopped = await this.store.commit(() => {
-        const next = this.runs.update(run.env, run.id, (r) => ({ ...r, state: 'stopped', stopReason: limit }));
-        this.events.appendInTransaction(runStoppedEvent(next));
-        return next;
-      });
-      this.events.announce();
-      throw runClosed(stopped);
+      const stopped = this.runs.update(env, runId, (r) => ({ ...r, state: 'stopped', stopReason: limit }));
+      this.events.appendInTransaction(runStoppedEvent(stopped));
+      return { kind: 'closed', run: stopped };
     }
 
-    const policyInput = toolCallInput('tool_call', agent, tool, body.input, run, principal, request);
+    const policyInput = toolCallInput('tool_call', agent, tool, input, run, this.runs.recent(run, HISTORY_STEPS), principal, request);
     const check = this.workflow.evaluateInput(tool.policy, policyInput);
     const verdict = check.verdict;
     const now = new Date().toISOString();
     const step: Step = {
       id: sortableId('call_'),
-      index: run.steps.length + 1,
+      index: run.calls + 1,
       tool: tool.name,
-      input: body.input,
+      input,
       spend,
       policyInput,
       policy: stepPolicy(check),
@@ -134,7 +170,7 @@ export class ToolCalls {
     let decision: DecisionRecord | null = null;
     if (step.state === 'held') {
       const draft = this.workflow.draft(
-        run.env,
+        env,
         principal,
         { title: `Agent ${agent.name} calls tool ${tool.name}`, policy: tool.policy, context: `Tool call ${step.id} (step ${step.index}) of run ${run.id}.` },
         { type: 'agent-tool-call', id: step.id },
@@ -142,22 +178,15 @@ export class ToolCalls {
       decision = this.workflow.applyCreate(draft, check);
       step.decisionId = decision.id;
     }
-    const recorded = await this.store.commit(() => {
-      const next = this.runs.update(run.env, run.id, (r) => ({ ...r, steps: [...r.steps, step] }));
-      this.events.appendInTransaction(toolCallEvent('agent.tool_call.requested', 'TOOL_CALL', next, { ...step, state: 'executing' }));
-      const kind = step.state === 'denied' ? 'agent.tool_call.denied' : step.state === 'held' ? 'agent.tool_call.held' : 'agent.tool_call.allowed';
-      this.events.appendInTransaction(toolCallEvent(kind, 'POLICY_CHECK', next, step));
-      if (decision) {
-        this.workflow.write(decision);
-        this.events.appendInTransaction(decisionEvent(decision));
-      }
-      return next;
-    });
-    this.events.announce();
-    if (step.state === 'denied') return { kind: 'denied', run: recorded, step, check };
-    if (decision) return { kind: 'held', run: recorded, step, check, decision };
-    const { run: done, step: final, result } = await this.execute(run.env, run.id, step.id, tool, null);
-    return { kind: 'done', run: done, step: final, check, result };
+    const next = this.runs.saveStep(env, runId, step);
+    this.events.appendInTransaction(toolCallEvent('agent.tool_call.requested', 'TOOL_CALL', next, { ...step, state: 'executing' }));
+    const kind = step.state === 'denied' ? 'agent.tool_call.denied' : step.state === 'held' ? 'agent.tool_call.held' : 'agent.tool_call.allowed';
+    this.events.appendInTransaction(toolCallEvent(kind, 'POLICY_CHECK', next, step));
+    if (decision) {
+      this.workflow.write(decision);
+      this.events.appendInTransaction(decisionEvent(decision));
+    }
+    return { kind: 'recorded', run: next, step, check, decision };
   }
 
   /**
@@ -165,11 +194,10 @@ export class ToolCalls {
    * with its event; `audited` adds an audit entry (calls executed after an approval, which no
    * API request records).
    */
-  private async execute(env: Env, runId: string, stepId: string, tool: ToolRecord, audited: { keyId: string; decision: DecisionRecord } | null) {
-    const found = this.runs.forStep(env, stepId)!;
-    const exchange = await this.sender.send(tool.upstream, found.step.input);
+  private async execute(env: Env, runId: string, step: Step, tool: ToolRecord, audited: { keyId: string; decision: DecisionRecord } | null): Promise<Executed> {
+    const exchange = await this.sender.send(tool.upstream, step.input);
     const final: Step = {
-      ...found.step,
+      ...step,
       state: exchange.ok ? 'executed' : 'failed',
       request: exchange.request,
       response: exchange.response,
@@ -177,7 +205,7 @@ export class ToolCalls {
       completedAt: new Date().toISOString(),
     };
     const run = await this.store.commit(() => {
-      const next = this.runs.update(env, runId, (r) => withStep(r, final));
+      const next = this.runs.saveStep(env, runId, final);
       this.events.appendInTransaction(toolCallEvent(exchange.ok ? 'agent.tool_call.executed' : 'agent.tool_call.failed', 'EXECUTE', next, final));
       if (audited) {
         this.audit.appendInTransaction(
@@ -208,14 +236,17 @@ export class ToolCalls {
     const { run, step } = found;
     let event: EventDraft;
     if (record.status === 'executed') {
-      const next = this.runs.update(run.env, run.id, (r) => withStep(r, { ...step, state: 'executing' }));
-      event = toolCallEvent('agent.tool_call.allowed', 'HUMAN_APPROVAL', next, { ...step, state: 'executing' });
+      const executing: Step = { ...step, state: 'executing' };
+      const next = this.runs.saveStep(run.env, run.id, executing);
+      event = toolCallEvent('agent.tool_call.allowed', 'HUMAN_APPROVAL', next, executing);
       const tool = this.tools.get(run.env, step.tool)!;
-      const requester = run.keyId;
-      this.store.afterCommit(() => this.dispatch(() => this.execute(run.env, run.id, step.id, tool, { keyId: requester, decision: record })));
+      const audited = { keyId: run.keyId, decision: record };
+      this.store.afterCommit(() => {
+        this.track(run.id, this.execute(run.env, run.id, executing, tool, audited)).catch((error: unknown) => console.error('gatehouse: an approved tool call could not be recorded', error));
+      });
     } else if (record.status === 'rejected' || record.status === 'cancelled') {
       const withdrawn: Step = { ...step, state: 'withdrawn', completedAt: record.updatedAt };
-      const next = this.runs.update(run.env, run.id, (r) => withStep(r, withdrawn));
+      const next = this.runs.saveStep(run.env, run.id, withdrawn);
       event = toolCallEvent('agent.tool_call.denied', 'HUMAN_APPROVAL', next, withdrawn);
     } else {
       return;
@@ -223,18 +254,31 @@ export class ToolCalls {
     this.events.appendInTransaction(event);
   }
 
-  private dispatch(work: () => Promise<unknown>): void {
-    const running = work().then(
+  /** Counts `work` as in flight on `runId` until it settles; returns it. */
+  private track<T>(runId: string, work: Promise<T>): Promise<T> {
+    const running = work.then(
       () => {},
-      (error) => console.error('gatehouse: an approved tool call could not be recorded', error),
+      () => {},
     );
-    this.executing.add(running);
-    void running.finally(() => this.executing.delete(running));
+    let runs = this.inFlight.get(runId);
+    if (!runs) this.inFlight.set(runId, (runs = new Set()));
+    const mine = runs;
+    mine.add(running);
+    void running.then(() => {
+      mine.delete(running);
+      if (mine.size === 0 && this.inFlight.get(runId) === mine) this.inFlight.delete(runId);
+    });
+    return work;
   }
 
-  /** Resolves once every approved call started so far has stored its outcome. */
+  /** Resolves once every execution on `runId` started so far has stored its outcome. */
+  async settled(runId: string): Promise<void> {
+    for (let running = this.inFlight.get(runId); running; running = this.inFlight.get(runId)) await Promise.all(running);
+  }
+
+  /** Resolves once every execution started so far has stored its outcome. */
   async idle(): Promise<void> {
-    while (this.executing.size) await Promise.all(this.executing);
+    while (this.inFlight.size) await Promise.all([...this.inFlight.values()].flatMap((running) => [...running]));
   }
 
   /**
@@ -242,23 +286,14 @@ export class ToolCalls {
    * tool may already have acted); returns how many.
    */
   async failInterrupted(): Promise<number> {
-    const runs = [...this.runs.withExecuting()];
-    if (runs.length === 0) return 0;
-    let count = 0;
+    const caught = [...this.runs.withExecuting()];
+    if (caught.length === 0) return 0;
     const at = new Date().toISOString();
+    const error = { code: 'interrupted', detail: 'the server stopped before the tool answered; the call is not made again' };
     await this.store.commit(() => {
-      for (const run of runs) {
-        this.runs.update(run.env, run.id, (r) => ({
-          ...r,
-          steps: r.steps.map((s) => {
-            if (s.state !== 'executing') return s;
-            count++;
-            return { ...s, state: 'failed', completedAt: at, error: { code: 'interrupted', detail: 'the server stopped before the tool answered; the call is not made again' } };
-          }),
-        }));
-      }
+      for (const { env, runId, step } of caught) this.runs.saveStep(env, runId, { ...step, state: 'failed', completedAt: at, error });
     });
-    return count;
+    return caught.length;
   }
 }
 

@@ -2,7 +2,8 @@
 # it first? The server asks with `action` `tool_call` (a call) or `rollback` (its compensating
 # action) and the input
 #   {agent: {id, name, scopes, tools}, tool: {name, scopes, spendField, compensate},
-#    input, run: {id, state, history, spend, calls, limits}, principal, request}
+#    input, run: {id, state, history (the last 20 steps), spend, calls, byState, byTool, limits},
+#    principal, request}
 # Budgets and review rules live in `data.agent_tools` (policies/rego/data.json):
 #   default_budget, budgets: {agentName: n}   the most an agent's run may spend (sum of the tool's
 #                                             spend field over the calls not refused)

@@ -14,6 +14,8 @@ import {
   ReplayResult,
   RollbackResult,
   Run,
+  STEP_PAGE,
+  StepPageQuery,
   Tool,
   ToolCallBody,
   ToolCallResult,
@@ -126,7 +128,7 @@ const openRun: RouteDef = {
     const agent = agents.load(caller.env, ctx.params.id!);
     const run = runs.open(caller, agent.id, { ...DEFAULT_LIMITS, ...(ctx.body as OpenRunBody).limits });
     ctx.writes.push(() => runs.write(run));
-    return json(201, runTrace(run, ctx.services.workflow.decisions), { location: `/v1/agents/runs/${run.id}` });
+    return json(201, runTrace(run, { steps: [], next: null }, ctx.services.workflow.decisions), { location: `/v1/agents/runs/${run.id}` });
   },
 };
 
@@ -177,13 +179,16 @@ const getRun: RouteDef = {
   method: 'GET',
   path: '/v1/agents/runs/{runId}',
   operationId: 'getAgentRun',
-  summary: 'The run’s trace: every step with its input, policy input and verdict, approvals, upstream excerpts and timings.',
+  summary: 'The run’s trace, a page of steps at a time: each step with its input, policy input and verdict, approvals, upstream excerpts and timings.',
   scope: 'agents:run',
   audited: true,
-  responses: { 200: { description: 'The run.', schema: Run }, ...COMMON, 404: RUN_NOT_FOUND },
+  query: StepPageQuery,
+  responses: { 200: { description: 'The run and one page of its steps; `nextAfter` is null on the last.', schema: Run }, ...COMMON, 404: RUN_NOT_FOUND },
   handle(ctx) {
-    const run = ctx.services.agents.runs.load(principal(ctx), ctx.params.runId!);
-    return json(200, runTrace(run, ctx.services.workflow.decisions));
+    const { runs } = ctx.services.agents;
+    const run = runs.load(principal(ctx), ctx.params.runId!);
+    const { after, limit } = ctx.queryValues as StepPageQuery;
+    return json(200, runTrace(run, runs.page(run, after ?? 0, limit ?? STEP_PAGE), ctx.services.workflow.decisions));
   },
 };
 
@@ -192,7 +197,7 @@ const replay: RouteDef = {
   method: 'POST',
   path: '/v1/agents/runs/{runId}/replay',
   operationId: 'replayAgentRun',
-  summary: 'Re-evaluate every recorded step against the current or a named policy version, calling no tool; a diff of verdicts.',
+  summary: 'Re-evaluate recorded steps, a page at a time, against the current or a named policy version, calling no tool; a diff of verdicts.',
   scope: 'agents:run',
   audited: true,
   body: ReplayBody,
@@ -201,7 +206,8 @@ const replay: RouteDef = {
   handle(ctx) {
     const { agents, workflow, evaluator } = ctx.services;
     const run = agents.runs.load(principal(ctx), ctx.params.runId!);
-    return json(200, replayRun(run, workflow, evaluator, (ctx.body as ReplayBody).policy));
+    const { policy, after, limit } = ctx.body as ReplayBody;
+    return json(200, replayRun(run, agents.runs.page(run, after ?? 0, limit ?? STEP_PAGE), workflow, evaluator, policy));
   },
 };
 
