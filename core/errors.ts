@@ -21,7 +21,6 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'not_ready'
-  | 'not_implemented'
   | 'upstream_unavailable'
   | 'upstream_timeout'
   | 'internal';

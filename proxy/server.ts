@@ -255,7 +255,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 
 /** The gateway over the same services, its routes read from the file and followed as it changes. */
 async function startProxyGateway(services: Services, proxy: NonNullable<ServerConfig['proxy']>, host: string, drainTimeoutMs: number | undefined) {
-  const routes = await RoutesSource.open(proxy.routesFile, { info: (m) => console.log(`gatehouse: ${m}`), error: (m) => console.error(`gatehouse: ${m}`) });
+  const log = { info: (m: string) => console.log(`gatehouse: ${m}`), error: (m: string) => console.error(`gatehouse: ${m}`) };
+  const routes = await RoutesSource.open(proxy.routesFile, log, { jwt: services.jwtIdentities !== null });
   return startGateway({
     services,
     routes,

@@ -12,6 +12,8 @@ import { OPEN_ACCESS, routePolicies, routesFile, send, startUpstream } from './h
 t.setTimeout(600_000);
 
 const ROUTE = { name: 'orders', match: { pathPrefix: '/api' }, upstream: 'http://127.0.0.1:9001', policy: 'route-access-v1', auth: 'api-key' };
+/** A server without JWT issuers. */
+const API_KEYS_ONLY = { jwt: false };
 
 async function until<T>(read: () => T | Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
   for (let i = 0; i < 200; i++) {
@@ -23,14 +25,14 @@ async function until<T>(read: () => T | Promise<T>, ok: (value: T) => boolean, w
 }
 
 t.test('a valid file fills in the defaults', async (t) => {
-  const [route] = parseRoutes(JSON.stringify({ routes: [ROUTE] }), 'routes.json');
+  const [route] = parseRoutes(JSON.stringify({ routes: [ROUTE] }), 'routes.json', API_KEYS_ONLY);
   t.match(route, { name: 'orders', host: null, pathPrefix: '/api', methods: null, policy: 'route-access-v1', auth: 'api-key', requireSignature: false, timeoutMs: 30_000, retry: { attempts: 1, backoffMs: 0 } });
   t.equal(route!.upstream.href, 'http://127.0.0.1:9001/');
 });
 
 t.test('YAML works the same', async (t) => {
   const yaml = `routes:\n  - name: billing\n    match: { host: Billing.Example, pathPrefix: /billing, methods: [GET, POST] }\n    upstream: http://127.0.0.1:9002/base\n    policy: route-access-v1\n    auth: none\n    timeoutMs: 500\n    retry: { attempts: 2, backoffMs: 50 }\n`;
-  const [route] = parseRoutes(yaml, 'routes.yaml');
+  const [route] = parseRoutes(yaml, 'routes.yaml', API_KEYS_ONLY);
   t.match(route, { name: 'billing', host: 'billing.example', auth: 'none', timeoutMs: 500, retry: { attempts: 2, backoffMs: 50 } });
   t.same([...route!.methods!], ['GET', 'POST']);
   t.equal(route!.upstream.pathname, '/base');
@@ -47,13 +49,17 @@ t.test('a bad file names the field', async (t) => {
     [{ routes: [ROUTE, ROUTE] }, '/routes/1/name', /duplicates \/routes\/0\/name/],
   ];
   for (const [doc, pointer, message] of cases) {
-    const error = t.throws(() => parseRoutes(JSON.stringify(doc), 'routes.json')) as RoutesFileError;
+    const error = t.throws(() => parseRoutes(JSON.stringify(doc), 'routes.json', API_KEYS_ONLY)) as RoutesFileError;
     t.ok(error instanceof RoutesFileError);
     const problem = error.problems.find((p) => p.pointer === pointer);
     t.ok(problem, `${pointer} named in ${error.message}`);
     t.match(problem?.message, message);
   }
-  const broken = t.throws(() => parseRoutes('{"routes": [', 'routes.json')) as RoutesFileError;
+  const jwt = { routes: [ROUTE, { ...ROUTE, name: 'sso', auth: 'jwt' }] };
+  const unserved = t.throws(() => parseRoutes(JSON.stringify(jwt), 'routes.json', API_KEYS_ONLY)) as RoutesFileError;
+  t.same(unserved.problems, [{ pointer: '/routes/1/auth', message: 'route sso authenticates with JWTs, but no JWT issuers are configured (GATEHOUSE_JWT_ISSUERS)' }]);
+  t.equal(parseRoutes(JSON.stringify(jwt), 'routes.json', { jwt: true })[1]!.auth, 'jwt', 'with issuers, JWT routes load');
+  const broken = t.throws(() => parseRoutes('{"routes": [', 'routes.json', API_KEYS_ONLY)) as RoutesFileError;
   t.match(broken.message, /not valid JSON/);
 });
 
@@ -68,6 +74,7 @@ t.test('matching: first route in file order, whole path segments, host without p
       ],
     }),
     'routes.json',
+    API_KEYS_ONLY,
   );
   const name = (method: string, host: string | undefined, path: string) => matchRoute(routes, method, host, path)?.name;
   t.equal(name('GET', 'Billing.Example:8081', '/api/x'), 'billing-host');
@@ -82,7 +89,7 @@ t.test('the file is reloaded on change; a bad change keeps the routes in force a
   const dir = tempDir(t);
   const file = routesFile(dir, [ROUTE]);
   const logs: string[] = [];
-  const source = await RoutesSource.open(file, { info: (m) => logs.push(`info: ${m}`), error: (m) => logs.push(`error: ${m}`) }, { debounceMs: 20 });
+  const source = await RoutesSource.open(file, { info: (m) => logs.push(`info: ${m}`), error: (m) => logs.push(`error: ${m}`) }, API_KEYS_ONLY, { debounceMs: 20 });
   t.teardown(() => source.close());
   t.same(source.current().map((r) => r.name), ['orders']);
 
@@ -95,7 +102,12 @@ t.test('the file is reloaded on change; a bad change keeps the routes in force a
   t.match(logs.at(-1), /^error: proxy routes not reloaded, keeping the previous 2: .*\/routes\/0\/upstream/);
   t.same(source.current().map((r) => r.name), ['orders', 'billing'], 'the previous routes stay');
 
-  await t.rejects(RoutesSource.open(join(dir, 'missing.json'), { info: () => {}, error: () => {} }, { watch: false }), 'a missing file at start is an error');
+  writeFileSync(file, JSON.stringify({ routes: [ROUTE, { ...ROUTE, name: 'sso', auth: 'jwt' }] }));
+  await until(() => logs.length, (n) => n >= 3, 'the JWT route refusal');
+  t.match(logs.at(-1), /^error: proxy routes not reloaded, keeping the previous 2: .*\/routes\/1\/auth: route sso authenticates with JWTs, but no JWT issuers are configured/);
+  t.same(source.current().map((r) => r.name), ['orders', 'billing'], 'a JWT route without issuers keeps the previous routes');
+
+  await t.rejects(RoutesSource.open(join(dir, 'missing.json'), { info: () => {}, error: () => {} }, API_KEYS_ONLY, { watch: false }), 'a missing file at start is an error');
 });
 
 t.test('the running gateway follows the file', async (t) => {

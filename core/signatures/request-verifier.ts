@@ -40,7 +40,14 @@ export type SignatureOutcome =
 
 export interface SignedRequest {
   view: RequestView;
+  /** The body received; null when there is none, or when it was not read (`unreadBody`). */
   body: Buffer | null;
+  /**
+   * The request has a body the caller passes on without reading it (the proxy gateway streams a
+   * body unless a signature covers content-digest). A signature must still cover the body, so
+   * this fails `missing_component`.
+   */
+  unreadBody?: boolean;
 }
 
 export const DEFAULT_SKEW_SECONDS = 300;
@@ -101,7 +108,7 @@ export class RequestSignatureVerifier {
     if (entry.alg !== null && entry.alg !== key.alg) {
       throw new SignatureFailure('bad_signature', `${entry.label}: alg ${entry.alg} does not match the key's ${key.alg}`);
     }
-    const hasBody = request.body !== null && request.body.length > 0;
+    const hasBody = request.unreadBody === true || (request.body !== null && request.body.length > 0);
     const names = new Set(entry.components.map(([name]) => name as string));
     const missing = missingRequired(names, hasBody);
     if (missing) throw new SignatureFailure('missing_component', `${entry.label} must cover ${missing}`);
@@ -122,6 +129,23 @@ export class RequestSignatureVerifier {
       throw new SignatureFailure('replay', `${entry.label} was already used (same signature or nonce)`);
     }
     return covered;
+  }
+}
+
+/**
+ * Whether some signature of the request covers `content-digest`, so that verifying it needs the
+ * body in hand: a caller that streams bodies reads one only then. Labels are not filtered by
+ * keyid (that needs the caller's keys); fields that do not parse answer false, and verification
+ * then reports them `malformed` without needing the body.
+ */
+export function coversContentDigest(headers: RequestView['headers']): boolean {
+  const input = headers['signature-input'];
+  if (input === undefined) return false;
+  try {
+    return parseSignatureFields(input, headers['signature']).some((entry) => entry.components.some(([name]) => name === 'content-digest'));
+  } catch (error) {
+    if (error instanceof SignatureFailure) return false;
+    throw error;
   }
 }
 

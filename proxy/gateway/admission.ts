@@ -1,29 +1,31 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { GatehouseError } from '../../core/errors.ts';
+import type { JwtIdentities } from '../../core/jwt-identities.ts';
 import { routeOutcome, routePolicyInput, type RouteOutcome } from '../../core/route-access.ts';
+import { policySignatureRefusal } from '../../core/signatures/caller-signature.ts';
 import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { Services } from '../services.ts';
 import type { ProxyExchange } from './exchange.ts';
 import { policyHeaders } from './headers.ts';
 import type { ProxyRoute } from './routes-config.ts';
+import { verifySignature } from './signature.ts';
 
 /**
  * The gateway's per-request checks, in the API pipeline's order and through the same core
  * services: authenticate → verify signature → rate limit → route policy. Refusals throw a
  * GatehouseError (the caller answers it as problem+json and audits it); otherwise the answer is
- * what the policy's verdict means for the request.
- *
- * Signatures: RFC 9421 verification of proxied requests is not wired yet, so every request is
- * unsigned as far as policies know, and routes or rules that require a signature deny.
+ * what the policy's verdict means for the request. As on /v1, a policy that answers
+ * `requireSignature` for an unsigned request is 401 `signature_required`, not a bare denial.
  */
 const CHALLENGE = 'Bearer realm="gatehouse"';
 
 /** The bucket anonymous callers share per client address, at sandbox limits. */
 const ANONYMOUS_ENV = 'sandbox';
 
-export function admit(services: Services, ex: ProxyExchange, route: ProxyRoute, headers: IncomingHttpHeaders): RouteOutcome {
+export async function admit(services: Services, ex: ProxyExchange, route: ProxyRoute, req: IncomingMessage): Promise<RouteOutcome> {
   ex.route = route;
-  authenticate(services, ex, route, headers);
+  await authenticate(services, ex, route, req.headers);
+  await verifySignature(services, ex, req);
   rateLimit(services, ex);
   const query: Record<string, string | string[]> = {};
   for (const key of new Set(ex.query.keys())) {
@@ -34,30 +36,38 @@ export function admit(services: Services, ex: ProxyExchange, route: ProxyRoute, 
     method: ex.method,
     path: ex.path,
     query,
-    headers: policyHeaders(headers),
+    headers: policyHeaders(req.headers),
     signature: ex.signature,
     route: { name: route.name, upstream: route.upstream.href, requireSignature: route.requireSignature },
   };
   ex.check = services.workflow.evaluateInput(route.policy, routePolicyInput(ex.facts, ex.principal));
+  // Without a principal (`auth: "none"`) nobody could sign: the policy's denial stands as it is.
+  const unsigned = ex.principal && policySignatureRefusal(ex.check, ex.signature, { route: route.name });
+  if (unsigned) throw unsigned;
   return routeOutcome(ex.check);
 }
 
-function authenticate(services: Services, ex: ProxyExchange, route: ProxyRoute, headers: IncomingHttpHeaders): void {
+/** `api-key` routes take the same API keys as /v1; `jwt` routes, tokens of the configured issuers. */
+async function authenticate(services: Services, ex: ProxyExchange, route: ProxyRoute, headers: IncomingHttpHeaders): Promise<void> {
   if (route.auth === 'none') return;
-  if (route.auth === 'jwt') {
-    throw new GatehouseError('not_implemented', `route ${route.name} authenticates with JWTs, which the proxy gateway does not verify yet`);
-  }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(headers['authorization'] ?? '');
   if (!match) {
     ex.responseHeaders['www-authenticate'] = CHALLENGE;
-    throw new GatehouseError('unauthenticated', 'send an API key as `Authorization: Bearer <key>`');
+    const how = route.auth === 'jwt' ? 'a JWT as `Authorization: Bearer <JWT>`' : 'an API key as `Authorization: Bearer <key>`';
+    throw new GatehouseError('unauthenticated', `send ${how}`);
   }
   try {
-    ex.principal = services.keys.authenticate(match[1]!);
+    ex.principal = route.auth === 'jwt' ? await jwtIdentities(services, route).verify(match[1]!) : services.keys.authenticate(match[1]!);
   } catch (error) {
     ex.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="invalid_token"`;
     throw error;
   }
+}
+
+function jwtIdentities(services: Services, route: ProxyRoute): JwtIdentities {
+  // Routes files naming `auth: "jwt"` are refused at load when no issuers are configured.
+  if (!services.jwtIdentities) throw new Error(`route ${route.name} authenticates with JWTs, but no JWT issuers are configured`);
+  return services.jwtIdentities;
 }
 
 function rateLimit(services: Services, ex: ProxyExchange): void {

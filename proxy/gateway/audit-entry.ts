@@ -6,8 +6,9 @@ import type { ProxyExchange } from './exchange.ts';
  * The one audit entry each proxied request gets: who asked for what on which route, what the
  * route policy said, and what the upstream answered and how long it took (`proxy`). Its `route`
  * is `proxy:<name>` (or `proxy:unmatched`), which keeps gateway entries apart from /v1 ones.
+ * Entries of authenticated requests carry `signature`, as /v1 entries do.
  */
-export type AuditedRequest = Pick<ProxyExchange, 'requestId' | 'method' | 'path' | 'principal' | 'check' | 'traceparent'> & { routeName: string };
+export type AuditedRequest = Pick<ProxyExchange, 'requestId' | 'method' | 'path' | 'principal' | 'check' | 'traceparent' | 'signatureSummary'> & { routeName: string };
 
 export function proxiedAuditDraft(
   request: AuditedRequest,
@@ -35,5 +36,6 @@ export function proxiedAuditDraft(
     traceparent: request.traceparent,
     replayed: false,
     proxy: { route: request.routeName, ...proxy },
+    ...(request.signatureSummary ? { signature: request.signatureSummary } : {}),
   };
 }

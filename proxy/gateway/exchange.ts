@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { SignatureSummary } from '../../core/audit-log.ts';
 import type { PolicyCheck } from '../../core/decision-workflow.ts';
 import { requestId } from '../../core/ids.ts';
 import { UNSIGNED, type SignatureFacts } from '../../core/policy-input.ts';
@@ -18,11 +19,22 @@ export interface ProxyExchange {
   readonly path: string;
   /** Path and query, as received: what the upstream is asked for. */
   readonly target: string;
+  /** The query as received, without `?`: signatures cover it byte for byte. */
+  readonly rawQuery: string;
   readonly query: URLSearchParams;
   readonly clientAddress: string | undefined;
+  /** The request announces a body (a length other than 0, or a transfer coding). */
+  readonly hasBody: boolean;
   route: ProxyRoute | null;
   principal: Principal | null;
   signature: SignatureFacts;
+  /** How the signature fared, for the audit entry; null when nobody was authenticated. */
+  signatureSummary: SignatureSummary | null;
+  /**
+   * The body, when the gateway read it (a signature covers its digest, or the request is held);
+   * otherwise it is streamed to the upstream unread.
+   */
+  body: Buffer | null;
   facts: RouteRequestFacts | null;
   check: PolicyCheck | null;
   /** Sent with the gateway's own replies (rate limits, challenges). */
@@ -33,17 +45,22 @@ export interface ProxyExchange {
 export function newExchange(req: IncomingMessage): ProxyExchange {
   const target = req.url ?? '/';
   const q = target.indexOf('?');
+  const rawQuery = q === -1 ? '' : target.slice(q + 1);
   return {
     requestId: requestId(),
     startedAt: performance.now(),
     method: req.method ?? 'GET',
     path: q === -1 ? target : target.slice(0, q),
     target,
-    query: new URLSearchParams(q === -1 ? '' : target.slice(q + 1)),
+    rawQuery,
+    query: new URLSearchParams(rawQuery),
     clientAddress: req.socket.remoteAddress,
+    hasBody: req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0',
     route: null,
     principal: null,
     signature: UNSIGNED,
+    signatureSummary: null,
+    body: null,
     facts: null,
     check: null,
     responseHeaders: {},

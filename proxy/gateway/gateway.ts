@@ -24,6 +24,8 @@ import { handleUpgrade, type UpgradeOutcome } from './websocket.ts';
  *   match route → authenticate → verify signature → rate limit → route policy →
  *     forward (streamed) | deny (403) | hold (202, a governed decision)  → audit
  *
+ * Bodies are streamed unless a signature covers their digest (proxy/gateway/signature.ts).
+ *
  * The audit entry of a forwarded or refused request is appended once the exchange is over (it
  * records the upstream's status and latency) and is not awaited by the client: the gateway adds
  * no commit to the request's latency. A held request is different: the 202 is sent only once the
@@ -87,9 +89,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     audit(proxiedAuditDraft({ ...ex, routeName: ex.route?.name ?? 'unmatched' }, { status: reply.status, code }, { outcome: 'denied', upstreamStatus: null, upstreamLatencyMs: null }));
   };
 
-  const forward = async (req: IncomingMessage, res: ServerResponse, ex: ProxyExchange, hasBody: boolean) => {
+  const forward = async (req: IncomingMessage, res: ServerResponse, ex: ProxyExchange) => {
     const route = ex.route!;
-    const result = await upstreams.forward(req, res, route, hasBody);
+    const result = await upstreams.forward(req, res, route, ex.body ?? (ex.hasBody ? 'streamed' : 'none'));
     let status = result.upstreamStatus ?? 0;
     let code: string | null = null;
     if (result.failure && result.upstreamStatus === null) {
@@ -118,12 +120,11 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
         if (!ex.target.startsWith('/')) throw new GatehouseError('invalid_request', 'the request target must be a path (origin form)');
         const route = matchRoute(routes.current(), ex.method, req.headers.host, ex.path);
         if (!route) throw new GatehouseError('not_found', `no proxy route for ${ex.method} ${ex.path}`);
-        const outcome = admit(services, ex, route, req.headers);
+        const outcome = await admit(services, ex, route, req);
         if (outcome === 'deny') throw routeDenial(ex.check!, ex.facts!);
-        const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
-        ex.traceparent = prepareUpstreamHeaders(req.headers, { clientAddress: ex.clientAddress, authorizationIsOurs: route.auth !== 'none', hasBody });
+        ex.traceparent = prepareUpstreamHeaders(req.headers, { clientAddress: ex.clientAddress, authorizationIsOurs: route.auth !== 'none', hasBody: ex.hasBody });
         if (outcome === 'forward') {
-          await forward(req, res, ex, hasBody);
+          await forward(req, res, ex);
           return;
         }
         const { reply } = await holdRequest(services, ex, req);
@@ -141,7 +142,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
-    handleUpgrade(
+    void handleUpgrade(
       {
         services,
         routes,

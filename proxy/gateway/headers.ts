@@ -54,6 +54,13 @@ function pick(headers: IncomingHttpHeaders, names: readonly string[]): Record<st
   return out;
 }
 
+/** Every field of the request once, repeated lines combined with `, `: how a signature base reads them. */
+export function combinedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
 export function policyHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return pick(headers, POLICY_HEADERS);
 }

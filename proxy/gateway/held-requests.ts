@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuditDraft } from '../../core/audit-log.ts';
 import { decisionView, type DecisionRecord } from '../../core/decision.ts';
-import { GatehouseError } from '../../core/errors.ts';
 import type { HeldOutcome, HeldRequest, HeldRequestSender } from '../../core/held-requests.ts';
 import { requestId } from '../../core/ids.ts';
 import { json, type Reply } from '../http/reply.ts';
@@ -10,47 +9,24 @@ import { proxiedAuditDraft } from './audit-entry.ts';
 import { sendBuffered } from './buffered-exchange.ts';
 import type { ProxyExchange } from './exchange.ts';
 import { heldHeaders } from './headers.ts';
+import { readBody } from './request-body.ts';
 import type { Upstreams } from './upstreams.ts';
 
 /**
  * The transport half of held requests (the rules are core/held-requests.ts). Holding reads the
- * body — the only body the gateway ever buffers, bounded by the API's body limit — and stores
- * the request, its decision and the audit entry in one transaction before answering 202 with
+ * body (proxy/gateway/request-body.ts, bounded by the API's body limit) and stores the request,
+ * its decision and the audit entry in one transaction before answering 202 with
  * `Location: /v1/decisions/{id}`. Sending happens once the decision is executed; the response
  * (status, headers and up to `responseLimit` bytes of body) is stored for
  * `GET /v1/decisions/{id}/result`.
  */
-
-/** Reads a body of at most `limit` bytes; null when it is larger (reading stops there). */
-export function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.pause();
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
-    req.once('error', reject);
-  });
-}
 
 /**
  * Stores the request as held and answers 202. Call after the upstream headers were prepared
  * (hop-by-hop and credentials stripped), so what is stored is what will be sent.
  */
 export async function holdRequest(services: Services, ex: ProxyExchange, req: IncomingMessage): Promise<{ reply: Reply; decision: DecisionRecord }> {
-  const limit = services.limits.bodyBytes;
-  const body = await readBounded(req, limit);
-  if (body === null) throw new GatehouseError('payload_too_large', `a request held for approval is stored, and its body may not exceed ${limit} bytes`, { limit });
+  const body = await readBody(ex, req, services.limits.bodyBytes, 'a request held for approval is stored');
   const { held, decision } = services.heldRequests.hold(ex.principal, ex.facts!, {
     target: ex.target,
     headers: heldHeaders(req.headers),
@@ -103,6 +79,8 @@ export class HeldRequestSending implements HeldRequestSender {
         principal: held.requester,
         check: null,
         traceparent: held.forward.headers['traceparent'] ?? null,
+        // Gatehouse sends it, unsigned; how the requester signed is on the hold's entry.
+        signatureSummary: null,
         routeName: held.facts.route.name,
       },
       { status: upstreamStatus ?? (outcome.kind === 'failure' && outcome.code === 'upstream_timeout' ? 504 : 502), code: outcome.kind === 'failure' ? outcome.code : null },

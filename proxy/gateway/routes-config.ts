@@ -80,8 +80,18 @@ export class RoutesFileError extends Error {
 
 const checker = TypeCompiler.Compile(RoutesFile);
 
-/** Parses and validates a routes document; throws RoutesFileError naming every bad field (up to ten). */
-export function parseRoutes(text: string, file: string): ProxyRoute[] {
+/** What this server can check, which bounds what its routes may ask for. */
+export interface RouteSupport {
+  /** JWT issuers are configured (GATEHOUSE_JWT_ISSUERS): routes may say `auth: "jwt"`. */
+  jwt: boolean;
+}
+
+/**
+ * Parses and validates a routes document; throws RoutesFileError naming every bad field (up to
+ * ten). A route the server could not serve (`auth: "jwt"` without issuers) is refused here, at
+ * load, rather than failing each of its requests.
+ */
+export function parseRoutes(text: string, file: string, support: RouteSupport): ProxyRoute[] {
   let doc: unknown;
   try {
     doc = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
@@ -97,6 +107,9 @@ export function parseRoutes(text: string, file: string): ProxyRoute[] {
     const earlier = seen.get(spec.name);
     if (earlier !== undefined) throw new RoutesFileError(file, [{ pointer: `/routes/${i}/name`, message: `duplicates /routes/${earlier}/name` }]);
     seen.set(spec.name, i);
+    if (spec.auth === 'jwt' && !support.jwt) {
+      throw new RoutesFileError(file, [{ pointer: `/routes/${i}/auth`, message: `route ${spec.name} authenticates with JWTs, but no JWT issuers are configured (GATEHOUSE_JWT_ISSUERS)` }]);
+    }
   });
   return doc.routes.map(toRoute);
 }
@@ -135,13 +148,14 @@ export class RoutesSource {
   private constructor(
     readonly file: string,
     private readonly log: RoutesLog,
+    private readonly support: RouteSupport,
     private readonly debounceMs: number,
   ) {}
 
   /** Loads the file (a bad one at start is an error: there are no earlier routes to keep). */
-  static async open(file: string, log: RoutesLog, options: { watch?: boolean; debounceMs?: number } = {}): Promise<RoutesSource> {
-    const source = new RoutesSource(file, log, options.debounceMs ?? 100);
-    source.routes = parseRoutes(await readFile(file, 'utf8'), file);
+  static async open(file: string, log: RoutesLog, support: RouteSupport, options: { watch?: boolean; debounceMs?: number } = {}): Promise<RoutesSource> {
+    const source = new RoutesSource(file, log, support, options.debounceMs ?? 100);
+    source.routes = parseRoutes(await readFile(file, 'utf8'), file, support);
     if (options.watch ?? true) source.watch();
     return source;
   }
@@ -154,7 +168,7 @@ export class RoutesSource {
   reload(): Promise<void> {
     this.loading = this.loading.then(async () => {
       try {
-        this.routes = parseRoutes(await readFile(this.file, 'utf8'), this.file);
+        this.routes = parseRoutes(await readFile(this.file, 'utf8'), this.file, this.support);
         this.log.info(`proxy routes reloaded from ${this.file}: ${this.routes.map((r) => r.name).join(', ') || 'none'}`);
       } catch (error) {
         const why = error instanceof RoutesFileError ? error.message : `${this.file}: ${(error as Error).message}`;

@@ -8,17 +8,21 @@ import type { ProxyRoute } from './routes-config.ts';
 
 /**
  * Forwarding to upstreams with http-proxy: one keep-alive agent per upstream origin, bodies
- * streamed both ways (never buffered here), per-route timeouts and retries.
+ * streamed both ways (never buffered here; a body the gateway already read, to check its signed
+ * digest, is sent from memory), per-route timeouts and retries.
  *
  * - A route's `timeoutMs` is how long the upstream may stay silent: connecting, before its
  *   response, or between body chunks. Before any response byte it is a 504; after, the client
  *   connection is cut (the status line is already sent).
  * - A refused or reset connection before any response byte is a 502.
  * - Retries (`retry.attempts`) happen only for idempotent methods (GET, HEAD, OPTIONS, PUT,
- *   DELETE), only for requests without a body (a streamed body is gone once sent, and is not
- *   kept to be sent again), and only while nothing of the response has been sent.
+ *   DELETE), only for requests whose body is not streamed (a streamed body is gone once sent,
+ *   and is not kept to be sent again), and only while nothing of the response has been sent.
  */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/** The request's body: none, the client's stream as it arrives, or the bytes already read. */
+export type ForwardBody = 'none' | 'streamed' | Buffer;
 
 export type UpstreamFailure = 'upstream_unavailable' | 'upstream_timeout';
 
@@ -92,8 +96,8 @@ export class Upstreams {
    * exchange is over; on a failure before any response byte nothing is written, and the caller
    * answers 502 or 504.
    */
-  forward(req: IncomingMessage, res: ServerResponse, route: ProxyRoute, hasBody: boolean): Promise<ForwardResult> {
-    const retryable = IDEMPOTENT.has(req.method ?? '') && !hasBody;
+  forward(req: IncomingMessage, res: ServerResponse, route: ProxyRoute, body: ForwardBody): Promise<ForwardResult> {
+    const retryable = IDEMPOTENT.has(req.method ?? '') && body !== 'streamed';
     const maxAttempts = retryable ? route.retry.attempts : 1;
     const started = performance.now();
     return new Promise((resolve) => {
@@ -124,8 +128,9 @@ export class Upstreams {
           },
         };
         this.attempts.set(req, state);
-        // A retry has no body to send (only bodiless requests are retried): an empty stream ends it.
-        const buffer = result.attempts > 1 ? Readable.from([]) : undefined;
+        // The request stream is spent once read: a body read already, and every retry (only
+        // requests without a streamed body are retried), are sent from memory instead.
+        const buffer = Buffer.isBuffer(body) ? Readable.from([body]) : result.attempts > 1 ? Readable.from([]) : undefined;
         this.proxy.web(req, res, { target: route.upstream.href, agent: this.agentFor(route.upstream), ...(buffer ? { buffer } : {}) }, () => {
           result.failure = state.timedOut ? 'upstream_timeout' : 'upstream_unavailable';
           if (res.headersSent) {

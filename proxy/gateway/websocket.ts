@@ -12,7 +12,8 @@ import type { RoutesSource } from './routes-config.ts';
 import type { Upstreams } from './upstreams.ts';
 
 /**
- * WebSocket upgrades, under the same routes and the same checks as plain requests. An allowed
+ * WebSocket upgrades, under the same routes and the same checks as plain requests (signatures
+ * included: an upgrade has no body, so its signature covers the method and target). An allowed
  * upgrade is handed to the upstream on its own connection (http-proxy `ws`); anything else is
  * answered with an HTTP error on the raw socket, which is then closed. An upgrade cannot be held
  * for approval (there would be nobody to hand the connection to later), so a gated one is refused.
@@ -29,13 +30,13 @@ export interface UpgradeDeps {
   refusal(ex: ProxyExchange, error: unknown): { reply: Reply; code: string };
 }
 
-export function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, socket: Socket, head: Buffer): void {
+export async function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   const ex = newExchange(req);
   socket.on('error', () => socket.destroy());
   try {
     const route = matchRoute(deps.routes.current(), ex.method, req.headers.host, ex.path);
     if (!route) throw new GatehouseError('not_found', `no proxy route for ${ex.method} ${ex.path}`);
-    const outcome = admit(deps.services, ex, route, req.headers);
+    const outcome = await admit(deps.services, ex, route, req);
     if (outcome === 'deny') throw routeDenial(ex.check!, ex.facts!);
     if (outcome === 'hold') {
       const why = 'a WebSocket upgrade cannot be held for approval';

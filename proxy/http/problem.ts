@@ -24,7 +24,6 @@ const PROBLEMS: Record<ErrorCode, { status: number; title: string }> = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Rate limited' },
   not_ready: { status: 503, title: 'Not ready' },
-  not_implemented: { status: 501, title: 'Not implemented' },
   upstream_unavailable: { status: 502, title: 'Upstream unavailable' },
   upstream_timeout: { status: 504, title: 'Upstream timed out' },
   internal: { status: 500, title: 'Internal error' },

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { PolicyEvaluator } from '../../core/policy-evaluator.ts';
 import { signRequest, type SigningKey } from '../../core/signatures/signer.ts';
 import { startServer, type RunningServer, type ServerConfig } from '../../proxy/server.ts';
+import { generateSigningKeyPair, type SigningKeyPair } from '../../bench/lib/signing-key-pairs.ts';
 
 /**
  * Test scaffolding: servers on ephemeral ports over LMDB in temporary directories, always shut
@@ -17,9 +18,8 @@ import { startServer, type RunningServer, type ServerConfig } from '../../proxy/
 export const signers = new Map<string, SigningKey>();
 
 /** A fresh Ed25519 signing key and the public JWK to register for it. */
-export function newSigningKey(kid = `test-${randomBytes(6).toString('hex')}`): { signer: SigningKey; jwk: Record<string, unknown> } {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { signer: { kid, alg: 'ed25519', key: privateKey }, jwk: { ...publicKey.export({ format: 'jwk' }), kid } };
+export function newSigningKey(kid = `test-${randomBytes(6).toString('hex')}`): SigningKeyPair {
+  return generateSigningKeyPair('ed25519', kid);
 }
 
 /**

@@ -1,0 +1,88 @@
+import type { SignatureSummary } from '../audit-log.ts';
+import type { PolicyCheck } from '../decision-workflow.ts';
+import { GatehouseError } from '../errors.ts';
+import { UNSIGNED, type SignatureFacts } from '../policy-input.ts';
+import type { Principal } from '../principal.ts';
+import type { SigningKeyRegistry } from '../signing-keys.ts';
+import type { RequestSignatureVerifier, SignedRequest } from './request-verifier.ts';
+import { serverRequiresSignature, type SignatureMode } from './requirement.ts';
+
+/**
+ * What an authenticated caller's RFC 9421 signature means for a request, the same on every
+ * listener: the /v1 pipeline (proxy/stages/verify-signature.ts) and the proxy gateway. A signature
+ * that is sent is verified against the caller's signing keys whatever the settings; one that
+ * fails is refused 401 `signature_invalid` with the failed `check`. An unsigned request is refused
+ * 401 `signature_required` when the server setting requires this caller to sign, unless it may
+ * bootstrap (a key registering its first signing key). Refused or not, the outcome comes back as
+ * what policies see (`facts`) and what the audit entry records (`summary`).
+ */
+export interface CallerSignatureServices {
+  verifier: RequestSignatureVerifier;
+  signingKeys: SigningKeyRegistry;
+  mode: SignatureMode;
+}
+
+export interface CallerSignature {
+  facts: SignatureFacts;
+  summary: SignatureSummary;
+  /** Why the request is refused, or null. */
+  refusal: GatehouseError | null;
+}
+
+export function judgeCallerSignature(
+  services: CallerSignatureServices,
+  principal: Principal,
+  request: SignedRequest,
+  /** The request registers the caller's own signing key: unsigned is allowed while it has none. */
+  mayBootstrap = false,
+): CallerSignature {
+  const { signingKeys } = services;
+  const outcome = services.verifier.verify(request, (keyid) => {
+    const found = signingKeys.active(principal.keyId, keyid);
+    return found && { kid: keyid, alg: found.record.alg, key: found.key, signer: `${principal.keyId}/${keyid}` };
+  });
+  const judged = (summary: Partial<SignatureSummary> & Pick<SignatureSummary, 'outcome'>, refusal: GatehouseError | null = null, facts = UNSIGNED): CallerSignature => ({
+    facts,
+    summary: { label: null, keyId: null, alg: null, failure: null, ...summary },
+    refusal,
+  });
+  switch (outcome.outcome) {
+    case 'verified':
+      return judged(
+        { outcome: 'verified', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg },
+        null,
+        { verified: true, keyId: outcome.keyId, alg: outcome.alg, label: outcome.label, covered: outcome.covered },
+      );
+    case 'failed':
+      return judged(
+        { outcome: 'failed', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg, failure: outcome.check },
+        new GatehouseError('signature_invalid', outcome.detail, { check: outcome.check, label: outcome.label, signatures: outcome.labels }),
+      );
+    case 'unsigned': {
+      if (!serverRequiresSignature(services.mode, principal)) return judged({ outcome: 'unsigned' });
+      const firstKey = !signingKeys.hasActive(principal.keyId);
+      if (firstKey && mayBootstrap) return judged({ outcome: 'bootstrap' });
+      const how = firstKey
+        ? `; it has no signing key yet: register one with POST /v1/keys/${principal.keyId}/signing-keys (allowed unsigned until then)`
+        : '';
+      return judged(
+        { outcome: 'unsigned' },
+        new GatehouseError('signature_required', `requests made with ${principal.env} API keys must be signed (RFC 9421)${how}`, { keyId: principal.keyId }),
+      );
+    }
+  }
+}
+
+/**
+ * A policy that answers `requireSignature` for an unsigned request is answered 401
+ * `signature_required`, whatever else it said: the caller can fix that by signing. Null when the
+ * policy did not ask or the request is signed; `details` add where the refusal happened.
+ */
+export function policySignatureRefusal(check: PolicyCheck, signature: SignatureFacts, details: Record<string, unknown> = {}): GatehouseError | null {
+  if (!check.verdict.requireSignature || signature.verified) return null;
+  return new GatehouseError('signature_required', `${check.policy} requires this request to be signed (RFC 9421)`, {
+    policy: check.policy,
+    reasons: check.verdict.reasons,
+    ...details,
+  });
+}
