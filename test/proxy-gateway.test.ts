@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import { signRequest } from '../core/signatures/signer.ts';
 import { enrollSigner, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
-import { OPEN_ACCESS, routePolicies, routesFile, send, startUpstream, type Upstream } from './helpers/upstream.ts';
+import { echoWebSockets, OPEN_ACCESS, routePolicies, routesFile, send, startUpstream, type Upstream } from './helpers/upstream.ts';
 
 // The proxy gateway in front of real upstream servers, under the bundled route-access-v1 policy:
 // allowed requests are forwarded with clean headers, denied ones refused with the policy's
@@ -173,13 +173,7 @@ t.test('routes that require a signature refuse unsigned requests: 401, the calle
 
 t.test('WebSocket upgrades are proxied under the same policy', async (t) => {
   const upstream = await startUpstream(t);
-  const wss = new WebSocketServer({ noServer: true });
-  const upgradeHeaders: Record<string, string | string[] | undefined>[] = [];
-  upstream.server.on('upgrade', (req, socket, head) => {
-    upgradeHeaders.push(req.headers);
-    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (data) => ws.send(`echo:${data}`)));
-  });
-  t.teardown(() => wss.close());
+  const upgradeHeaders = echoWebSockets(t, upstream);
   const { gateway, viewer, auditor, server } = await setup(t, upstream);
   const wsUrl = gateway.replace('http:', 'ws:') + '/api/live';
 

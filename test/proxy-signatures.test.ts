@@ -2,13 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import t, { type Test } from 'tap';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import { JwtIdentities } from '../core/jwt-identities.ts';
 import { contentDigest } from '../core/signatures/content-digest.ts';
 import { signRequest } from '../core/signatures/signer.ts';
 import type { ServerConfig } from '../proxy/server.ts';
 import { call, enrollSigner, issueKey, startTestServer, tempDir, type Answer } from './helpers/gatehouse.ts';
-import { routePolicies, routesFile, send, startUpstream, type RawAnswer, type Upstream } from './helpers/upstream.ts';
+import { echoWebSockets, routePolicies, routesFile, send, startUpstream, type RawAnswer, type Upstream } from './helpers/upstream.ts';
 
 // The gateway's authenticate → verify signature steps: RFC 9421 signatures of proxied requests
 // and WebSocket upgrades, checked by the same verifier as /v1 (digests against the body
@@ -191,13 +191,7 @@ t.test('a gated and signed path is held, then sent once approved and executed', 
 
 t.test('WebSocket upgrades are verified like requests', async (t) => {
   const upstream = await startUpstream(t);
-  const wss = new WebSocketServer({ noServer: true });
-  const upgrades: Record<string, string | string[] | undefined>[] = [];
-  upstream.server.on('upgrade', (req, socket, head) => {
-    upgrades.push(req.headers);
-    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (data) => ws.send(`echo:${data}`)));
-  });
-  t.teardown(() => wss.close());
+  const upgrades = echoWebSockets(t, upstream);
   const { gateway, operator, signed } = await setup(t, upstream);
   const wsUrl = gateway.replace('http:', 'ws:') + '/api/live';
   const open = (headers: Record<string, string>) =>

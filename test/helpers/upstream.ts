@@ -3,6 +3,7 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WebSocketServer } from 'ws';
 import { PolicyEngine } from '../../policies/engine/index.ts';
 import { BUNDLED_POLICIES } from './policies.ts';
 
@@ -54,6 +55,21 @@ export async function startUpstream(t: Teardown, handler?: (req: IncomingMessage
 }
 
 /** A port nothing listens on (bound, then released). */
+/**
+ * Makes `upstream` accept WebSocket upgrades and answer every message `m` with `echo:m`. Returns
+ * the headers of each upgrade request it received, as they arrive.
+ */
+export function echoWebSockets(t: Teardown, upstream: Upstream): IncomingHttpHeaders[] {
+  const wss = new WebSocketServer({ noServer: true });
+  const upgrades: IncomingHttpHeaders[] = [];
+  upstream.server.on('upgrade', (req, socket, head) => {
+    upgrades.push(req.headers);
+    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (data) => ws.send(`echo:${data}`)));
+  });
+  t.teardown(() => wss.close());
+  return upgrades;
+}
+
 export async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
