@@ -23,6 +23,11 @@ export class TopK {
     }
   }
 
+  /** A score that cannot enter any more (the k-th best so far), or -Infinity while not full. */
+  get floor(): number {
+    return this.k > 0 && this.heap.length === this.k ? this.heap[0]!.score : this.k > 0 ? -Infinity : Infinity;
+  }
+
   /** Best first; ties broken by document number so results are deterministic. */
   sorted(): Scored[] {
     return [...this.heap].sort((a, b) => b.score - a.score || a.doc - b.doc);
