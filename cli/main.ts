@@ -7,6 +7,7 @@ const COMMANDS: Record<string, () => Promise<{ run(args: string[]): Promise<numb
   serve: () => import('./commands/serve.ts'),
   keys: () => import('./commands/keys.ts'),
   audit: () => import('./commands/audit.ts'),
+  memory: () => import('./commands/memory.ts'),
 };
 
 function usage(): string {
