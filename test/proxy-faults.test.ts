@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { startTestServer, tempDir } from './helpers/gatehouse.ts';
-import { closedPort, OPEN_ACCESS, routePolicies, routesFile, send, startUpstream } from './helpers/upstream.ts';
+import { closedPort, OPEN_ACCESS, proxyEntries, routePolicies, routesFile, send, startUpstream } from './helpers/upstream.ts';
 
 // Upstream faults: refused connections are 502, silence beyond the route's timeout is 504, both
 // problem+json; retries happen only for idempotent, bodiless requests on routes that allow them.
@@ -16,15 +16,6 @@ async function gatewayFor(t: Test, routes: Record<string, unknown>[]) {
   );
   const { server } = await startTestServer(t, { policies: engine, proxy: { routesFile: file, port: 0 } });
   return { gateway: server.gateway!.url, server };
-}
-
-async function proxyEntries(server: Awaited<ReturnType<typeof gatewayFor>>['server'], count: number) {
-  for (let i = 0; i < 100; i++) {
-    const entries = [...server.services.audit.all()].filter((e) => e.route.startsWith('proxy:'));
-    if (entries.length >= count) return entries;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`fewer than ${count} proxy audit entries`);
 }
 
 t.test('an upstream that refuses connections is a 502', async (t) => {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
 import { signRequest } from '../core/signatures/signer.ts';
 import { enrollSigner, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
-import { echoWebSockets, OPEN_ACCESS, routePolicies, routesFile, send, startUpstream, type Upstream } from './helpers/upstream.ts';
+import { echoWebSockets, proxyEntries, OPEN_ACCESS, routePolicies, routesFile, send, startUpstream, type Upstream } from './helpers/upstream.ts';
 
 // The proxy gateway in front of real upstream servers, under the bundled route-access-v1 policy:
 // allowed requests are forwarded with clean headers, denied ones refused with the policy's
@@ -21,15 +21,6 @@ async function setup(t: Test, upstream: Upstream, route: Record<string, unknown>
   return { url, admin, server, gateway: server.gateway!.url, viewer, auditor, dir };
 }
 
-/** The gateway's audit entries, once they are committed (they are appended after the reply). */
-async function proxyEntries(server: Awaited<ReturnType<typeof setup>>['server'], count: number) {
-  for (let i = 0; i < 100; i++) {
-    const entries = [...server.services.audit.all()].filter((e) => e.route.startsWith('proxy:'));
-    if (entries.length >= count) return entries;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`fewer than ${count} proxy audit entries`);
-}
 
 t.test('an allowed request reaches the upstream and its answer comes back', async (t) => {
   const upstream = await startUpstream(t);

@@ -8,7 +8,7 @@ import { contentDigest } from '../core/signatures/content-digest.ts';
 import { signRequest } from '../core/signatures/signer.ts';
 import type { ServerConfig } from '../proxy/server.ts';
 import { call, enrollSigner, issueKey, startTestServer, tempDir, type Answer } from './helpers/gatehouse.ts';
-import { echoWebSockets, routePolicies, routesFile, send, startUpstream, type RawAnswer, type Upstream } from './helpers/upstream.ts';
+import { echoWebSockets, proxyEntries, routePolicies, routesFile, send, startUpstream, type RawAnswer, type Upstream } from './helpers/upstream.ts';
 
 // The gateway's authenticate → verify signature steps: RFC 9421 signatures of proxied requests
 // and WebSocket upgrades, checked by the same verifier as /v1 (digests against the body
@@ -72,15 +72,6 @@ async function setup(t: Test, upstream: Upstream, config: Partial<ServerConfig> 
   return { url, admin, server, gateway, operator, signer, signed, jwt };
 }
 
-/** The gateway's audit entries, once committed (they are appended after the reply). */
-async function proxyEntries(server: Awaited<ReturnType<typeof setup>>['server'], count: number) {
-  for (let i = 0; i < 100; i++) {
-    const entries = [...server.services.audit.all()].filter((e) => e.route.startsWith('proxy:'));
-    if (entries.length >= count) return entries;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`fewer than ${count} proxy audit entries`);
-}
 
 function refusedWith(t: Test, answer: RawAnswer, code: string, check?: string) {
   t.equal(answer.status, 401, answer.body.toString());

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { PolicyEngine } from '../../policies/engine/index.ts';
+import type { RunningServer } from '../../proxy/server.ts';
 import { BUNDLED_POLICIES } from './policies.ts';
 
 /**
@@ -68,6 +69,16 @@ export function echoWebSockets(t: Teardown, upstream: Upstream): IncomingHttpHea
   });
   t.teardown(() => wss.close());
   return upgrades;
+}
+
+/** The gateway's audit entries, once at least `count` are committed (they are appended after the reply). */
+export async function proxyEntries(server: RunningServer, count: number) {
+  for (let i = 0; i < 100; i++) {
+    const entries = [...server.services.audit.all()].filter((e) => e.route.startsWith('proxy:'));
+    if (entries.length >= count) return entries;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`fewer than ${count} proxy audit entries`);
 }
 
 export async function closedPort(): Promise<number> {
