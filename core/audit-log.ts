@@ -148,8 +148,8 @@ export class AuditLog {
   /** Appends one entry; call inside `store.commit` so it lands with the writes it describes. */
   appendInTransaction(draft: AuditDraft): AuditEntry {
     const tail = this.tail();
-    const linked = { ...draft, seq: tail.seq + 1, prevHash: tail.hash };
-    const entry: AuditEntry = { ...linked, hash: entryHash(linked) };
+    const linked = Object.assign({}, draft, { seq: tail.seq + 1, prevHash: tail.hash });
+    const entry: AuditEntry = Object.assign(linked, { hash: entryHash(linked) });
     this.entries.put(entry.seq, entry);
     this.meta.put(TAIL_KEY, { seq: entry.seq, hash: entry.hash });
     if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);

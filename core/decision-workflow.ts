@@ -142,15 +142,14 @@ export class DecisionWorkflow {
   applyCreate(draft: DecisionRecord, check: PolicyCheck): DecisionRecord {
     const { verdict } = check;
     if (!verdict.allow) throw denial(draft, check, 'create');
-    return {
-      ...draft,
+    return Object.assign({}, draft, {
       moduleHash: check.moduleHash,
       gate: verdict.gate,
       nextAction: verdict.nextAction,
       reasons: verdict.reasons,
       requiredApprovals: verdict.approvals,
-      history: [{ action: 'create', keyId: draft.createdBy, at: draft.createdAt, status: 'created', comment: null }],
-    };
+      history: [{ action: 'create' as const, keyId: draft.createdBy, at: draft.createdAt, status: 'created' as const, comment: null }],
+    });
   }
 
   /**
@@ -171,13 +170,13 @@ export class DecisionWorkflow {
     let next: DecisionRecord;
     let refusal: GatehouseError | null = null;
     if (!verdict.allow) {
-      next = { ...decision, status: 'blocked', nextAction: verdict.nextAction };
+      next = Object.assign({}, decision, { status: 'blocked' as const, nextAction: verdict.nextAction });
       refusal = denial(decision, check, action, 'blocked');
     } else if (action === 'approve') {
       next = withApproval(decision, principal, verdict, comment, at);
     } else {
       const status: DecisionStatus = action === 'reject' ? 'rejected' : action === 'cancel' ? 'cancelled' : 'executed';
-      next = { ...decision, status, nextAction: verdict.nextAction };
+      next = Object.assign({}, decision, { status, nextAction: verdict.nextAction });
     }
     next.reasons = verdict.reasons;
     next.updatedAt = at;

@@ -56,7 +56,7 @@ export class IdempotencyStore {
 
   /** Stores the response to replay; call inside `store.commit`. */
   saveInTransaction(key: IdempotencyKey, fingerprint: string, response: StoredResponse, now = Date.now()): void {
-    this.db.put(key, { ...response, fingerprint, createdAt: now, expiresAt: now + this.retentionMs });
+    this.db.put(key, Object.assign({}, response, { fingerprint, createdAt: now, expiresAt: now + this.retentionMs }));
   }
 
   release(key: IdempotencyKey): void {

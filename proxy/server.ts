@@ -276,8 +276,7 @@ function newContext(
   services: Services,
   head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown'>,
 ): RequestContext {
-  return {
-    ...head,
+  return Object.assign(head, {
     services,
     requestId: requestId(),
     startedAt: performance.now(),
@@ -299,6 +298,6 @@ function newContext(
     responseHeaders: {},
     errorCode: null,
     closeConnection: false,
-  };
+  });
 }
 

@@ -53,6 +53,32 @@ for (const durability of ['commit', 'flush'] as const) {
     t.equal(again.get(49), 49 * 49);
     t.equal([...again.getKeys()].length, 50);
   });
+
+  t.test(`${durability}: a record shape first seen in a rolled-back transaction still reads back after a restart`, async (t) => {
+    const dataDir = tempDir(t);
+    const store = Store.open({ dataDir, durability });
+    const db = store.database<Record<string, unknown>, string>('shapes');
+    await store.commit(() => db.put('old', { kind: 'old', n: 1 }));
+    // The new shape's key list is saved inside the transaction that then fails.
+    await t.rejects(
+      store.commit(() => {
+        db.put('lost', { kind: 'new', extra: 'field', n: 2 });
+        throw new Error('refused after encoding');
+      }),
+      /refused/,
+    );
+    await store.commit(() => db.put('kept', { kind: 'new', extra: 'field', n: 3 }));
+    t.same(db.get('kept'), { kind: 'new', extra: 'field', n: 3 });
+    await store.close();
+
+    const reopened = Store.open({ dataDir, durability });
+    t.teardown(() => reopened.close());
+    const again = reopened.database<Record<string, unknown>, string>('shapes');
+    t.same(again.get('kept'), { kind: 'new', extra: 'field', n: 3 });
+    t.same(again.get('old'), { kind: 'old', n: 1 });
+    t.equal(again.get('lost'), undefined);
+    t.same([...again.getKeys()], ['kept', 'old'], 'the shared key lists are not listed as a record');
+  });
 }
 
 t.test('afterCommit outside a transaction is a programming error', async (t) => {

@@ -9,7 +9,7 @@ export interface Reply {
 }
 
 export function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
-  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(value) };
+  return { status, headers: Object.assign({ 'content-type': 'application/json' }, headers), body: JSON.stringify(value) };
 }
 
 /** HTTP status lines uWebSockets.js expects in `writeStatus`. */

@@ -11,7 +11,7 @@ import type { Reply } from '../http/reply.ts';
 export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
   const check = ctx.policyCheck;
   const decision = ctx.decision;
-  return {
+  const draft: AuditDraft = {
     at: new Date().toISOString(),
     requestId: ctx.requestId,
     keyId: ctx.principal?.keyId ?? null,
@@ -29,8 +29,9 @@ export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
     result: check ? verdictSummary(check.verdict) : null,
     traceparent: ctx.headers['traceparent'] ?? null,
     replayed: ctx.replayed,
-    ...(ctx.signatureSummary ? { signature: ctx.signatureSummary } : {}),
   };
+  if (ctx.signatureSummary) draft.signature = ctx.signatureSummary;
+  return draft;
 }
 
 export async function commitWithAudit(ctx: RequestContext, reply: Reply): Promise<void> {
