@@ -1,3 +1,5 @@
+import { TopK, type Scored } from './top-k.ts';
+
 /**
  * Okapi BM25 over an incrementally built inverted index. Documents are numbered by the caller
  * (core/memory/space.ts numbers every stored version); a document is never removed, because
@@ -33,10 +35,16 @@ export class Bm25Index {
     this.documents++;
   }
 
-  /** BM25 of every accepted document matching at least one query term. */
-  scores(queryTokens: readonly string[], accept: (doc: number) => boolean): Map<number, number> {
-    const scores = new Map<number, number>();
-    if (this.documents === 0) return scores;
+  /**
+   * BM25 of every accepted document matching at least one query term. Scores accumulate in a
+   * dense array indexed by document, and `accept` is asked once per document: a query whose
+   * words are common touches a third of a 100,000-item memory, where a Map per query cost
+   * up to 17 ms at p99 (the memory bench) and this costs ~1 ms.
+   */
+  scores(queryTokens: readonly string[], accept: (doc: number) => boolean): LexicalScores {
+    const scores = new Float64Array(this.lengths.length);
+    const matched: number[] = [];
+    if (this.documents === 0) return new LexicalScores(scores, matched);
     const averageLength = this.totalLength / this.documents;
     const { k1, b } = BM25;
     for (const term of new Set(queryTokens)) {
@@ -46,12 +54,47 @@ export class Bm25Index {
       const idf = Math.log(1 + (this.documents - df + 0.5) / (df + 0.5));
       for (let i = 0; i < df; i++) {
         const doc = list.docs[i]!;
-        if (!accept(doc)) continue;
+        // A term's share is always above 0, so 0 means "not seen yet" and -1 "not accepted".
+        const current = scores[doc]!;
+        if (current < 0) continue;
+        if (current === 0) {
+          if (!accept(doc)) {
+            scores[doc] = REJECTED;
+            continue;
+          }
+          matched.push(doc);
+        }
         const tf = list.frequencies[i]!;
-        const norm = tf + k1 * (1 - b + (b * this.lengths[doc]!) / averageLength);
-        scores.set(doc, (scores.get(doc) ?? 0) + (idf * tf * (k1 + 1)) / norm);
+        scores[doc] = current + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * this.lengths[doc]!) / averageLength));
       }
     }
-    return scores;
+    return new LexicalScores(scores, matched);
+  }
+}
+
+const REJECTED = -1;
+
+/** One query's BM25 scores over the accepted documents it matched. */
+export class LexicalScores {
+  constructor(
+    private readonly scores: Float64Array,
+    /** The accepted documents matching at least one term, in the order first met. */
+    readonly matched: readonly number[],
+  ) {}
+
+  /** The BM25 of `doc`, or null when it matched no term (or was not accepted). */
+  get(doc: number): number | null {
+    const score = this.scores[doc];
+    return score !== undefined && score > 0 ? score : null;
+  }
+
+  /** The `k` best, best first. */
+  top(k: number): Scored[] {
+    const top = new TopK(k);
+    for (const doc of this.matched) {
+      const score = this.scores[doc]!;
+      if (score > top.floor) top.offer(doc, score);
+    }
+    return top.sorted();
   }
 }

@@ -1,3 +1,4 @@
+import type { LexicalScores } from './bm25.ts';
 import type { MemorySpace } from './space.ts';
 import { TopK } from './top-k.ts';
 
@@ -54,7 +55,7 @@ export interface RankRequest {
   revision: number;
   accept(doc: number): boolean;
   /** BM25 of every accepted match; null when the lexical weight is 0. */
-  lexical: Map<number, number> | null;
+  lexical: LexicalScores | null;
   /** The query's unit vector; null when the semantic weight is 0. */
   vector: Float32Array | null;
   weights: Weights;
@@ -65,11 +66,7 @@ export interface RankRequest {
 export function rankHybrid(request: RankRequest): Ranked[] {
   const { space, accept, lexical, vector, weights } = request;
   const candidates = new Set<number>();
-  if (lexical) {
-    const top = new TopK(FIRST_STAGE);
-    for (const [doc, score] of lexical) top.offer(doc, score);
-    for (const { doc } of top.sorted()) candidates.add(doc);
-  }
+  if (lexical) for (const { doc } of lexical.top(FIRST_STAGE)) candidates.add(doc);
   if (vector) for (const { doc } of space.vectors.search(vector, FIRST_STAGE, accept)) candidates.add(doc);
 
   const cosine = (doc: number) => (vector ? space.vectors.similarity(doc, vector) : null);

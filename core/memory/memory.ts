@@ -8,6 +8,7 @@ import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, typ
 import { MemoryItemStore } from './item-store.ts';
 import { lexicalTokens, MemorySpace } from './space.ts';
 import { VectorBackfill } from './vector-backfill.ts';
+import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
 
 /**
  * Versioned memory: the API the routes, the decision recorder and the objectives build on.
@@ -65,7 +66,10 @@ export interface QueryAnswer {
 
 export interface MemoryStats {
   items: number;
+  /** Reading every version from LMDB and indexing it, the approximate vector index's training included. */
   rebuildMs: number;
+  /** Of `rebuildMs`: training the approximate vector indexes (0 while every space is small enough to scan). */
+  vectorTrainingMs: number;
 }
 
 export class Memory {
@@ -74,13 +78,16 @@ export class Memory {
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
 
+  /** `vectors` tunes when vector search turns approximate (tests force it on small memories). */
   constructor(
     store: Store,
     readonly embedder: Embedder,
+    options: { vectors?: VectorIndexOptions } = {},
   ) {
     this.items = new MemoryItemStore(store);
     this.backfill = new VectorBackfill(store, this.items, embedder);
-    this.spaces = { sandbox: new MemorySpace(embedder.dimensions), production: new MemorySpace(embedder.dimensions) };
+    const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
+    this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
   }
 
@@ -90,16 +97,20 @@ export class Memory {
     const byEnv: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
     for (const item of this.items.all()) byEnv[item.env].push(item);
     let count = 0;
+    let vectorTrainingMs = 0;
     for (const env of ENVS) {
       const space = this.spaces[env];
-      for (const item of byEnv[env].sort((a, b) => a.revision - b.revision)) {
-        const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
-        const doc = space.add(item, vector);
-        if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
-        count++;
-      }
+      space.vectors.bulkLoad(() => {
+        for (const item of byEnv[env].sort((a, b) => a.revision - b.revision)) {
+          const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
+          const doc = space.add(item, vector);
+          if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
+          count++;
+        }
+      });
+      vectorTrainingMs += space.vectors.trainingMs;
     }
-    return { items: count, rebuildMs: performance.now() - started };
+    return { items: count, rebuildMs: performance.now() - started, vectorTrainingMs };
   }
 
   space(env: Env): MemorySpace {

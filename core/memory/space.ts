@@ -1,7 +1,7 @@
 import { Bm25Index } from './bm25.ts';
 import type { MemoryItem, MemoryLink } from './item.ts';
 import { STOP_WORDS, tokenize } from './tokenize.ts';
-import { ExactVectorIndex } from './vector-index.ts';
+import { VECTOR_INDEX_DEFAULTS, VectorIndex, type VectorIndexOptions } from './vector-index.ts';
 
 /**
  * One environment's memory as the query side sees it, in process memory: which versions exist
@@ -13,7 +13,7 @@ import { ExactVectorIndex } from './vector-index.ts';
  */
 export class MemorySpace {
   readonly lexical = new Bm25Index();
-  readonly vectors: ExactVectorIndex;
+  readonly vectors: VectorIndex;
   /** Per document (= revision - 1). */
   private readonly docs: Array<Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'>> = [];
   private readonly times: number[] = [];
@@ -28,8 +28,8 @@ export class MemorySpace {
   /** Namespace → ids of the items ever written there, oldest first. */
   private readonly namespaceItems = new Map<string, string[]>();
 
-  constructor(dimensions: number) {
-    this.vectors = new ExactVectorIndex(dimensions);
+  constructor(dimensions: number, vectorOptions: VectorIndexOptions = VECTOR_INDEX_DEFAULTS) {
+    this.vectors = new VectorIndex(dimensions, vectorOptions);
   }
 
   /** The newest revision written. */

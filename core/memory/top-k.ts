@@ -28,6 +28,11 @@ export class TopK {
     return this.k > 0 && this.heap.length === this.k ? this.heap[0]!.score : this.k > 0 ? -Infinity : Infinity;
   }
 
+  /** Whether k entries are held (a new one must beat `floor`). */
+  get full(): boolean {
+    return this.heap.length >= this.k;
+  }
+
   /** Best first; ties broken by document number so results are deterministic. */
   sorted(): Scored[] {
     return [...this.heap].sort((a, b) => b.score - a.score || a.doc - b.doc);

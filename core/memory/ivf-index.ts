@@ -1,0 +1,106 @@
+import { evenSample, sphericalKMeans } from './k-means.ts';
+import { dot, nearestRow, offerRow } from './similarity.ts';
+import { TopK, type Scored } from './top-k.ts';
+
+/**
+ * An inverted-file (IVF) index over the rows of a vector matrix: the vectors are partitioned into
+ * about √n cells by spherical k-means, and a query scores the cell centroids, then only the rows
+ * of the `probes` most similar cells (more while fewer than k accepted documents were found, so
+ * a narrow filter degrades towards a full scan instead of returning too few).
+ *
+ * Training is two-level so it stays cheap enough to redo at every start: √cells coarse centroids
+ * over a sample, every row assigned to one, then each coarse cell split into √cells fine cells
+ * trained on a sample of its own rows. Assigning a row costs ~2·√cells dot products instead of
+ * `cells`. Searching ignores the hierarchy: it scores every fine centroid, so a row filed under a
+ * neighbouring coarse cell is still found. Rows added after training go to their most similar
+ * fine cell; the owner retrains once the rows have doubled (core/memory/vector-index.ts).
+ */
+export const IVF = {
+  /** k-means passes at each level. */
+  iterations: 6,
+  /** Sample rows per centroid to train on, coarse and fine levels. */
+  coarseSample: 64,
+  fineSample: 48,
+};
+
+export class InvertedFileIndex {
+  /** Cell → its rows, in the order filed. */
+  private readonly lists: number[][];
+  /** Row → its cell. */
+  private readonly cellOf: number[] = [];
+
+  private constructor(
+    private readonly dimensions: number,
+    private readonly centroids: Float32Array,
+    /** How many rows the centroids were trained on. */
+    readonly trainedRows: number,
+  ) {
+    this.lists = Array.from({ length: centroids.length / dimensions }, () => []);
+  }
+
+  get cells(): number {
+    return this.lists.length;
+  }
+
+  /** Trains cells on rows `0..rows` of `matrix` and files every one of them. Deterministic. */
+  static train(matrix: Float32Array, dimensions: number, rows: number): InvertedFileIndex {
+    const all = Int32Array.from({ length: rows }, (_, row) => row);
+    const wanted = Math.max(1, Math.round(Math.sqrt(rows)));
+    const coarseK = Math.ceil(Math.sqrt(wanted));
+    const fineK = Math.ceil(wanted / coarseK);
+    const coarse = sphericalKMeans({ matrix, dimensions, rows: evenSample(all, coarseK * IVF.coarseSample), k: coarseK, iterations: IVF.iterations });
+    const coarseCount = coarse.length / dimensions;
+    const groups: number[][] = Array.from({ length: coarseCount }, () => []);
+    for (let row = 0; row < rows; row++) groups[nearestRow(coarse, coarseCount, matrix, row * dimensions, dimensions).row]!.push(row);
+
+    const split: Array<{ group: number[]; centroids: Float32Array; first: number }> = [];
+    let cells = 0;
+    for (const group of groups) {
+      if (group.length === 0) continue;
+      const centroids = sphericalKMeans({ matrix, dimensions, rows: evenSample(group, fineK * IVF.fineSample), k: fineK, iterations: IVF.iterations });
+      split.push({ group, centroids, first: cells });
+      cells += centroids.length / dimensions;
+    }
+    const centroids = new Float32Array(cells * dimensions);
+    for (const { centroids: fine, first } of split) centroids.set(fine, first * dimensions);
+    const index = new InvertedFileIndex(dimensions, centroids, rows);
+    for (const { group, centroids: fine, first } of split) {
+      const count = fine.length / dimensions;
+      for (const row of group) index.file(row, first + nearestRow(fine, count, matrix, row * dimensions, dimensions).row);
+    }
+    return index;
+  }
+
+  /** Files `row` (new, or whose vector was replaced) under its most similar cell. */
+  place(matrix: Float32Array, row: number): void {
+    const cell = nearestRow(this.centroids, this.cells, matrix, row * this.dimensions, this.dimensions).row;
+    const previous = this.cellOf[row];
+    if (previous === cell) return;
+    if (previous !== undefined) {
+      const list = this.lists[previous]!;
+      list.splice(list.indexOf(row), 1);
+    }
+    this.file(row, cell);
+  }
+
+  /**
+   * The `k` accepted documents most similar to `query` among the rows of the `probes` cells
+   * nearest to it (and further cells while fewer than `k` were accepted), best first.
+   */
+  search(matrix: Float32Array, docOf: Int32Array, query: Float32Array, k: number, probes: number, accept: (doc: number) => boolean): Scored[] {
+    const { dimensions, lists } = this;
+    const closeness = new Float64Array(lists.length);
+    for (let cell = 0; cell < lists.length; cell++) closeness[cell] = dot(this.centroids, cell * dimensions, query, dimensions);
+    const order = Array.from({ length: lists.length }, (_, cell) => cell).sort((a, b) => closeness[b]! - closeness[a]! || a - b);
+    const top = new TopK(k);
+    for (let i = 0; i < order.length && (i < probes || !top.full); i++) {
+      for (const row of lists[order[i]!]!) offerRow(top, matrix, dimensions, row, docOf[row]!, query, accept);
+    }
+    return top.sorted();
+  }
+
+  private file(row: number, cell: number): void {
+    this.lists[cell]!.push(row);
+    this.cellOf[row] = cell;
+  }
+}
