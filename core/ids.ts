@@ -16,7 +16,7 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 
-function randomHex(bytes: number): string {
+export function randomHex(bytes: number): string {
   if (poolOffset + bytes > pool.length) {
     pool = randomBytes(POOL_BYTES);
     poolOffset = 0;

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
 import { signRequest } from '../core/signatures/signer.ts';
@@ -9,7 +11,23 @@ import { echoWebSockets, proxyEntries, OPEN_ACCESS, routePolicies, routesFile, s
 // reasons, WebSocket upgrades judged the same way, and every request audited.
 
 t.setTimeout(600_000);
-const engine = await routePolicies(t, {}, OPEN_ACCESS);
+/** Allows a request only when the query it was given reads as expected: none at all, or `?tag=a&page=2&tag=b`. */
+const QUERY_PROBE = {
+  'query-probe-v1.rego': `package gatehouse.query_probe.v1
+
+default allow := false
+
+allow if count(input.query) == 0
+
+allow if {
+	input.query.tag == ["a", "b"]
+	input.query.page == "2"
+}
+
+gate := "auto"
+`,
+};
+const engine = await routePolicies(t, {}, { ...OPEN_ACCESS, ...QUERY_PROBE });
 t.teardown(() => engine.close());
 
 async function setup(t: Test, upstream: Upstream, route: Record<string, unknown> = {}) {
@@ -137,6 +155,46 @@ t.test('headers: hop-by-hop and the sidecar credentials stay here; X-Forwarded-*
   await send(gateway, 'GET', '/api/orders', { headers: { authorization: `Bearer ${viewer.key}`, traceparent: 'garbage' } });
   t.match(upstream.received[1]!.headers['traceparent'], /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/, 'a malformed traceparent is replaced');
   t.not(upstream.received[1]!.headers['traceparent'], 'garbage');
+});
+
+t.test('the upstream’s base path and an IPv6 address hold on every request to the route', async (t) => {
+  const received: { url: string; host: string | undefined }[] = [];
+  const upstream = createServer((req, res) => {
+    received.push({ url: req.url!, host: req.headers.host });
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '::1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+  const port = (upstream.address() as AddressInfo).port;
+  const { gateway, viewer } = await setup(t, { url: `http://[::1]:${port}/base` } as Upstream);
+  for (const path of ['/api/orders?page=1', '/api/orders/7']) {
+    const answer = await send(gateway, 'GET', path, { headers: { authorization: `Bearer ${viewer.key}` } });
+    t.equal(answer.status, 200, path);
+  }
+  t.same(received, [
+    { url: '/base/api/orders?page=1', host: `[::1]:${port}` },
+    { url: '/base/api/orders/7', host: `[::1]:${port}` },
+  ]);
+});
+
+t.test('the route policy reads the query: none is an empty object, a repeated name a list in order', async (t) => {
+  const upstream = await startUpstream(t);
+  const { gateway } = await setup(t, upstream, { auth: 'none', policy: 'query-probe-v1' });
+  const statuses: number[] = [];
+  for (const path of ['/api/items', '/api/items?tag=a&page=2&tag=b', '/api/items?tag=a&page=2', '/api/items?']) {
+    statuses.push((await send(gateway, 'GET', path)).status);
+  }
+  t.same(statuses, [200, 200, 403, 200]);
+  t.same(upstream.received.map((r) => r.url), ['/api/items', '/api/items?tag=a&page=2&tag=b', '/api/items?']);
+});
+
+t.test('a Signature field without Signature-Input is refused, not taken for an unsigned request', async (t) => {
+  const upstream = await startUpstream(t);
+  const { gateway, viewer } = await setup(t, upstream);
+  const answer = await send(gateway, 'GET', '/api/orders', { headers: { authorization: `Bearer ${viewer.key}`, signature: 'sig1=:AAAA:' } });
+  t.equal(answer.status, 401);
+  t.match(answer.json, { code: 'signature_invalid', check: 'malformed' });
+  t.equal(upstream.received.length, 0);
 });
 
 t.test('auth "none": the policy sees no principal, and the Authorization header is the upstream’s', async (t) => {

@@ -27,15 +27,10 @@ export async function admit(services: Services, ex: ProxyExchange, route: ProxyR
   await authenticate(services, ex, route, req.headers);
   await verifySignature(services, ex, req);
   rateLimit(services, ex);
-  const query: Record<string, string | string[]> = {};
-  for (const key of new Set(ex.query.keys())) {
-    const values = ex.query.getAll(key);
-    query[key] = values.length === 1 ? values[0]! : values;
-  }
   ex.facts = {
     method: ex.method,
     path: ex.path,
-    query,
+    query: queryFacts(ex.rawQuery),
     headers: policyHeaders(req.headers),
     signature: ex.signature,
     route: { name: route.name, upstream: route.upstream.href, requireSignature: route.requireSignature },
@@ -45,6 +40,18 @@ export async function admit(services: Services, ex: ProxyExchange, route: ProxyR
   const unsigned = ex.principal && policySignatureRefusal(ex.check, ex.signature, { route: route.name });
   if (unsigned) throw unsigned;
   return routeOutcome(ex.check);
+}
+
+/** The query as policies see it: each name once, with its value, or its values in order when repeated. */
+function queryFacts(rawQuery: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  if (rawQuery === '') return query;
+  const params = new URLSearchParams(rawQuery);
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    query[key] = values.length === 1 ? values[0]! : values;
+  }
+  return query;
 }
 
 /** `api-key` routes take the same API keys as /v1; `jwt` routes, tokens of the configured issuers. */

@@ -21,7 +21,6 @@ export interface ProxyExchange {
   readonly target: string;
   /** The query as received, without `?`: signatures cover it byte for byte. */
   readonly rawQuery: string;
-  readonly query: URLSearchParams;
   readonly clientAddress: string | undefined;
   /** The request announces a body (a length other than 0, or a transfer coding). */
   readonly hasBody: boolean;
@@ -45,15 +44,13 @@ export interface ProxyExchange {
 export function newExchange(req: IncomingMessage): ProxyExchange {
   const target = req.url ?? '/';
   const q = target.indexOf('?');
-  const rawQuery = q === -1 ? '' : target.slice(q + 1);
   return {
     requestId: requestId(),
     startedAt: performance.now(),
     method: req.method ?? 'GET',
     path: q === -1 ? target : target.slice(0, q),
     target,
-    rawQuery,
-    query: new URLSearchParams(rawQuery),
+    rawQuery: q === -1 ? '' : target.slice(q + 1),
     clientAddress: req.socket.remoteAddress,
     hasBody: req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0',
     route: null,

@@ -22,11 +22,16 @@ import { readBody } from './request-body.ts';
  * those bytes forwarded. A body no signature covers fails the signature (`missing_component`)
  * without being read.
  */
+const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
+
 export async function verifySignature(services: Services, ex: ProxyExchange, req: IncomingMessage): Promise<void> {
   const principal = ex.principal;
   if (!principal) return;
-  const headers = combinedHeaders(req.headers);
-  if (ex.hasBody && coversContentDigest(headers)) {
+  // Unsigned requests, the common case, are judged without copying their fields: the verifier
+  // reads nothing else when there is no signature.
+  const signed = req.headers['signature-input'] !== undefined || req.headers['signature'] !== undefined;
+  const headers = signed ? combinedHeaders(req.headers) : NO_FIELDS;
+  if (ex.hasBody && signed && coversContentDigest(headers)) {
     await readBody(ex, req, services.limits.bodyBytes, 'a body whose Content-Digest is signed is read whole to check it');
   }
   const { signatures, signingKeys } = services;
@@ -34,7 +39,7 @@ export async function verifySignature(services: Services, ex: ProxyExchange, req
   const view = {
     method: ex.method,
     scheme: publicUrl ? publicUrl.protocol.slice(0, -1) : 'http',
-    authority: (headers['host'] ?? '').toLowerCase(),
+    authority: (req.headers.host ?? '').toLowerCase(),
     path: ex.path,
     query: ex.rawQuery,
     headers,

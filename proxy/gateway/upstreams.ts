@@ -2,6 +2,7 @@ import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'n
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import type { Url } from 'node:url';
 import httpProxy from 'http-proxy';
 import { stripHopByHop } from './headers.ts';
 import type { ProxyRoute } from './routes-config.ts';
@@ -49,9 +50,26 @@ export interface UpstreamOptions {
   maxSockets: number;
 }
 
+/**
+ * An upstream as http-proxy reads a target, made once per route: given the URL string, it would
+ * parse it again on every request.
+ */
+function proxyTarget(upstream: URL): Partial<Url> {
+  return {
+    protocol: upstream.protocol,
+    host: upstream.host,
+    // http.request takes an IPv6 address without its brackets.
+    hostname: upstream.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: upstream.port,
+    path: upstream.pathname,
+  };
+}
+
 export class Upstreams {
   readonly proxy = httpProxy.createProxyServer({ changeOrigin: true, xfwd: false, ws: true });
   private readonly agents = new Map<string, HttpAgent>();
+  /** By upstream URL object: a routes reload parses new ones, so entries go with the old routes. */
+  private readonly targets = new WeakMap<URL, Partial<Url>>();
   /** The attempt in flight for each client request, for the proxy's server-wide events. */
   private readonly attempts = new WeakMap<IncomingMessage, Attempt>();
   /** Told the upstream's answer to each upgrade in flight (101, or the status it refused with). */
@@ -89,6 +107,15 @@ export class Upstreams {
       this.agents.set(upstream.origin, agent);
     }
     return agent;
+  }
+
+  private targetFor(upstream: URL): Partial<Url> {
+    let target = this.targets.get(upstream);
+    if (!target) {
+      target = proxyTarget(upstream);
+      this.targets.set(upstream, target);
+    }
+    return target;
   }
 
   /**
@@ -131,7 +158,7 @@ export class Upstreams {
         // The request stream is spent once read: a body read already, and every retry (only
         // requests without a streamed body are retried), are sent from memory instead.
         const buffer = Buffer.isBuffer(body) ? Readable.from([body]) : result.attempts > 1 ? Readable.from([]) : undefined;
-        this.proxy.web(req, res, { target: route.upstream.href, agent: this.agentFor(route.upstream), ...(buffer ? { buffer } : {}) }, () => {
+        this.proxy.web(req, res, { target: this.targetFor(route.upstream), agent: this.agentFor(route.upstream), ...(buffer ? { buffer } : {}) }, () => {
           result.failure = state.timedOut ? 'upstream_timeout' : 'upstream_unavailable';
           if (res.headersSent) {
             res.destroy();
@@ -155,7 +182,7 @@ export class Upstreams {
    */
   upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: ProxyRoute, answered: (status: number) => void, failed: () => void): void {
     this.upgrades.set(req, answered);
-    this.proxy.ws(req, socket, head, { target: route.upstream.href, agent: false }, failed);
+    this.proxy.ws(req, socket, head, { target: this.targetFor(route.upstream), agent: false }, failed);
   }
 
   close(): void {
