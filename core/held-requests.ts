@@ -160,7 +160,7 @@ export class HeldRequests {
           detail: 'the server stopped before the upstream answered; the request is not sent again',
           at,
         };
-        this.write({ ...held, state: 'failed', outcome, updatedAt: at });
+        this.write(Object.assign({}, held, { state: 'failed', outcome, updatedAt: at }));
       }
     });
     return interrupted.length;
@@ -177,10 +177,10 @@ export class HeldRequests {
     if (!held || held.state !== 'held') return;
     const updatedAt = record.updatedAt;
     if (record.status === 'executed') {
-      this.write({ ...held, state: 'pending', updatedAt });
+      this.write(Object.assign({}, held, { state: 'pending', updatedAt }));
       this.store.afterCommit(() => this.dispatch(held.id));
     } else if (record.status === 'rejected' || record.status === 'cancelled') {
-      this.write({ ...held, state: 'withdrawn', updatedAt });
+      this.write(Object.assign({}, held, { state: 'withdrawn', updatedAt }));
     }
   }
 
@@ -197,12 +197,12 @@ export class HeldRequests {
     if (!sender) {
       const at = new Date().toISOString();
       const outcome: HeldOutcome = { kind: 'failure', code: 'upstream_unavailable', detail: 'no proxy gateway is running to send it', at };
-      await this.store.commit(() => this.write({ ...held, state: 'failed', outcome, updatedAt: at }));
+      await this.store.commit(() => this.write(Object.assign({}, held, { state: 'failed', outcome, updatedAt: at })));
       return;
     }
     const { outcome, audit } = await sender.send(held);
     await this.store.commit(() => {
-      this.write({ ...held, state: outcome.kind === 'response' ? 'complete' : 'failed', outcome, updatedAt: outcome.at });
+      this.write(Object.assign({}, held, { state: outcome.kind === 'response' ? 'complete' : 'failed', outcome, updatedAt: outcome.at }));
       this.audit.appendInTransaction(audit);
     });
   }

@@ -127,7 +127,7 @@ export class KeyRegistry {
 
   /** The record with a new status; write it with `write`. */
   withStatus(record: KeyRecord, status: KeyStatus): KeyRecord {
-    return { ...record, status, updatedAt: new Date().toISOString() };
+    return Object.assign({}, record, { status, updatedAt: new Date().toISOString() });
   }
 
   revoke(id: string): KeyRecord {

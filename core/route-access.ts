@@ -29,7 +29,7 @@ export interface RouteRequestFacts {
 const ANONYMOUS = { keyId: null, env: null, scopes: [], roles: [] };
 
 export function routePolicyInput(facts: RouteRequestFacts, principal: Principal | null) {
-  return { ...facts, principal: principal ?? ANONYMOUS, now_ns: Date.now() * 1e6 };
+  return Object.assign({}, facts, { principal: principal ?? ANONYMOUS, now_ns: Date.now() * 1e6 });
 }
 
 /**

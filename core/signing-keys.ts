@@ -62,7 +62,7 @@ function invalid(detail: string): GatehouseError {
 export function signingKeyView(record: SigningKeyRecord): SigningKeyRecord {
   if (record.alg !== 'hmac-sha256') return record;
   const { k: _secret, ...jwk } = record.jwk;
-  return { ...record, jwk };
+  return Object.assign({}, record, { jwk });
 }
 
 /** A node:crypto key for verifying (or, for HMAC, computing) signatures with this record. */
@@ -107,7 +107,7 @@ export class SigningKeyRegistry {
     if (alg === 'hmac-sha256' && jwk.kid === undefined) throw invalid('an hmac-sha256 key needs a kid');
     const members = Object.fromEntries(PUBLIC_MEMBERS[jwk.kty as string]!.map((m) => [m, jwk[m]]));
     try {
-      await importJWK({ ...members, ext: true } as never, JOSE_ALGORITHM[alg]);
+      await importJWK(Object.assign({}, members, { ext: true }) as never, JOSE_ALGORITHM[alg]);
     } catch (error) {
       throw invalid(`the JWK is not a valid ${alg} key: ${(error as Error).message}`);
     }
@@ -123,7 +123,7 @@ export class SigningKeyRegistry {
       owner,
       kid,
       alg,
-      jwk: { ...members, kid } as JsonWebKey,
+      jwk: Object.assign({}, members, { kid }) as JsonWebKey,
       thumbprint,
       status: 'active',
       createdAt: new Date().toISOString(),
@@ -162,7 +162,7 @@ export class SigningKeyRegistry {
     const record = this.get(owner, kid);
     if (!record) throw new GatehouseError('not_found', `no signing key ${kid} for ${owner}`);
     if (record.status === 'revoked') throw new GatehouseError('conflict', `signing key ${kid} is already revoked`);
-    return { ...record, status: 'revoked', revokedAt: new Date().toISOString(), revokedBy: by };
+    return Object.assign({}, record, { status: 'revoked', revokedAt: new Date().toISOString(), revokedBy: by });
   }
 
   /** An active signing key of `owner` and its key object, for verification. */

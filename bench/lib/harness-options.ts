@@ -33,7 +33,8 @@ and writes JSON results, a Markdown summary and SVG charts.
   --check               compare with the targets file; exit 1 naming every miss
   --targets FILE        the targets file (default bench/targets.json)
   --profile             record a CPU profile of the sidecar and print its top functions
-  --out DIR             where results go (default bench/results)
+  --out DIR             where results go (default bench/results for a full run, bench/results/partial
+                        for --scenario or --quick, so a partial run never replaces the full one)
   --help                this text
 `;
 
@@ -85,6 +86,6 @@ export function parseHarnessOptions(argv: string[], root: string): HarnessOption
     check: v.check,
     targetsFile: path.resolve(v.targets ?? path.join(root, 'bench/targets.json')),
     profile: v.profile,
-    outDir: path.resolve(v.out ?? path.join(root, 'bench/results')),
+    outDir: path.resolve(v.out ?? path.join(root, v.scenario || quick ? 'bench/results/partial' : 'bench/results')),
   };
 }

@@ -56,7 +56,7 @@ export function rollbackRun(deps: RollbackDeps, principal: Principal, runId: str
     const { env, id, agentId } = deps.runs.load(principal, runId);
     // Closed first, so no call is admitted behind the rollback's back; calls admitted before
     // finish executing, and are then undone with the rest.
-    await deps.store.commit(() => deps.runs.update(env, id, (r) => ({ ...r, state: 'rolled_back', stopReason: r.stopReason ?? 'rollback' })));
+    await deps.store.commit(() => deps.runs.update(env, id, (r) => Object.assign({}, r, { state: 'rolled_back', stopReason: r.stopReason ?? 'rollback' })));
     await deps.calls.settled(id);
     const agent = deps.agents.load(env, agentId);
     const steps: RolledBackStep[] = [];
@@ -93,7 +93,7 @@ async function compensate(deps: RollbackDeps, principal: Principal, runId: strin
     const exchange = await deps.sender.send(tool.compensate, { callId: step.id, tool: tool.name, input: step.input, result: jsonOf(step) });
     compensation = { outcome: exchange.ok ? 'compensated' : 'failed', policy, request: exchange.request, response: exchange.response, error: exchange.error, at: new Date().toISOString() };
   }
-  const updated: Step = { ...step, compensation };
+  const updated: Step = Object.assign({}, step, { compensation });
   await deps.store.commit(() => {
     const next = deps.runs.saveStep(principal.env, runId, updated);
     const kind = compensation.outcome === 'compensated' ? 'agent.tool_call.compensated' : compensation.outcome === 'failed' ? 'agent.tool_call.failed' : 'agent.tool_call.denied';

@@ -235,7 +235,7 @@ export class RunStore {
     const key: StepKey = [runId, step.index];
     const before = this.history.get(key);
     const after = stepSummary(step);
-    const next = this.update(env, runId, (run) => ({ ...run, ...countersAfter(run, before, after) }));
+    const next = this.update(env, runId, (run) => Object.assign({}, run, countersAfter(run, before, after)));
     this.steps.put(key, step);
     this.history.put(key, after);
     if (!before) this.callSteps.put(step.id, key);
@@ -266,7 +266,7 @@ export class RunStore {
 
 /** The header's counters once `after` replaces `before` (undefined for a new step). */
 function countersAfter(run: RunRecord, before: StepSummary | undefined, after: StepSummary): Pick<RunRecord, 'calls' | 'spend' | 'byState' | 'byTool'> {
-  const byState = { ...run.byState, [after.state]: run.byState[after.state] + 1 };
+  const byState = Object.assign({}, run.byState, { [after.state]: run.byState[after.state] + 1 });
   if (before) byState[before.state]--;
   // Only a change of spend is applied: adding and taking back the same float can drift.
   const delta = spent(after) - spent(before);
@@ -274,6 +274,6 @@ function countersAfter(run: RunRecord, before: StepSummary | undefined, after: S
     calls: before ? run.calls : run.calls + 1,
     spend: delta === 0 ? run.spend : run.spend + delta,
     byState,
-    byTool: before ? run.byTool : { ...run.byTool, [after.tool]: (run.byTool[after.tool] ?? 0) + 1 },
+    byTool: before ? run.byTool : Object.assign({}, run.byTool, { [after.tool]: (run.byTool[after.tool] ?? 0) + 1 }),
   };
 }

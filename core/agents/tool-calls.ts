@@ -141,7 +141,7 @@ export class ToolCalls {
     if (run.state !== 'open') return { kind: 'closed', run };
     const limit = exceededLimit(run.limits, run, spend);
     if (limit) {
-      const stopped = this.runs.update(env, runId, (r) => ({ ...r, state: 'stopped', stopReason: limit }));
+      const stopped = this.runs.update(env, runId, (r) => Object.assign({}, r, { state: 'stopped', stopReason: limit }));
       this.events.appendInTransaction(runStoppedEvent(stopped));
       return { kind: 'closed', run: stopped };
     }
@@ -179,7 +179,7 @@ export class ToolCalls {
       step.decisionId = decision.id;
     }
     const next = this.runs.saveStep(env, runId, step);
-    this.events.appendInTransaction(toolCallEvent('agent.tool_call.requested', 'TOOL_CALL', next, { ...step, state: 'executing' }));
+    this.events.appendInTransaction(toolCallEvent('agent.tool_call.requested', 'TOOL_CALL', next, Object.assign({}, step, { state: 'executing' })));
     const kind = step.state === 'denied' ? 'agent.tool_call.denied' : step.state === 'held' ? 'agent.tool_call.held' : 'agent.tool_call.allowed';
     this.events.appendInTransaction(toolCallEvent(kind, 'POLICY_CHECK', next, step));
     if (decision) {
@@ -236,7 +236,7 @@ export class ToolCalls {
     const { run, step } = found;
     let event: EventDraft;
     if (record.status === 'executed') {
-      const executing: Step = { ...step, state: 'executing' };
+      const executing: Step = Object.assign({}, step, { state: 'executing' });
       const next = this.runs.saveStep(run.env, run.id, executing);
       event = toolCallEvent('agent.tool_call.allowed', 'HUMAN_APPROVAL', next, executing);
       const tool = this.tools.get(run.env, step.tool)!;
@@ -245,7 +245,7 @@ export class ToolCalls {
         this.track(run.id, this.execute(run.env, run.id, executing, tool, audited)).catch((error: unknown) => console.error('gatehouse: an approved tool call could not be recorded', error));
       });
     } else if (record.status === 'rejected' || record.status === 'cancelled') {
-      const withdrawn: Step = { ...step, state: 'withdrawn', completedAt: record.updatedAt };
+      const withdrawn: Step = Object.assign({}, step, { state: 'withdrawn', completedAt: record.updatedAt });
       const next = this.runs.saveStep(run.env, run.id, withdrawn);
       event = toolCallEvent('agent.tool_call.denied', 'HUMAN_APPROVAL', next, withdrawn);
     } else {
@@ -291,7 +291,7 @@ export class ToolCalls {
     const at = new Date().toISOString();
     const error = { code: 'interrupted', detail: 'the server stopped before the tool answered; the call is not made again' };
     await this.store.commit(() => {
-      for (const { env, runId, step } of caught) this.runs.saveStep(env, runId, { ...step, state: 'failed', completedAt: at, error });
+      for (const { env, runId, step } of caught) this.runs.saveStep(env, runId, Object.assign({}, step, { state: 'failed', completedAt: at, error }));
     });
     return caught.length;
   }

@@ -32,7 +32,7 @@ export function detailedLayer(sources: readonly Source[], budget: LayerBudget): 
     const facts: Statement[] = [];
     for (const sentence of sentences(source.item.text)) {
       const fitted = budget.fit(sentence);
-      if (fitted) facts.push({ ...fitted, lineage: cite(source) });
+      if (fitted) facts.push(Object.assign({}, fitted, { lineage: cite(source) }));
     }
     const values: Value[] = [];
     for (const [attribute, value] of Object.entries(source.item.attributes)) {

@@ -39,7 +39,7 @@ export function executiveLayer(sources: readonly Source[], role: Role, budget: L
   const summary: Statement[] = [];
   for (const { text, source } of leadSentences(sources).slice(0, profile.summarySentences)) {
     const fitted = budget.fit(text);
-    if (fitted) summary.push({ ...fitted, lineage: cite(source) });
+    if (fitted) summary.push(Object.assign({}, fitted, { lineage: cite(source) }));
   }
   const figures: Figure[] = [];
   for (const figure of keyFigures(sources, profile.figures).slice(0, profile.maxFigures)) {

@@ -57,7 +57,7 @@ function range(endpointId: string): { start: Key | [string]; end: [string] } {
 /** A new pending delivery, due now; store it with `enqueueInTransaction`. */
 export function newDelivery(draft: DeliveryDraft, now = Date.now()): Delivery {
   const at = new Date(now).toISOString();
-  return { ...draft, id: sortableId('dlv_'), replayOf: draft.replayOf ?? null, status: 'pending', attempts: [], nextAttemptAt: at, createdAt: at };
+  return Object.assign({}, draft, { id: sortableId('dlv_'), replayOf: draft.replayOf ?? null, status: 'pending' as const, attempts: [], nextAttemptAt: at, createdAt: at });
 }
 
 export class DeliveryStore {
@@ -83,7 +83,7 @@ export class DeliveryStore {
 
   /** The endpoint's next pending delivery: the oldest. */
   head(endpointId: string): Delivery | undefined {
-    for (const key of this.queue.getKeys({ ...range(endpointId), limit: 1 })) return this.deliveries.get(key);
+    for (const key of this.queue.getKeys(Object.assign({}, range(endpointId), { limit: 1 }))) return this.deliveries.get(key);
     return undefined;
   }
 
@@ -120,7 +120,7 @@ export class DeliveryStore {
   /** Makes the endpoint's next delivery due now (it was waiting out a backoff); call inside `store.commit`. */
   retryNowInTransaction(endpointId: string, now = Date.now()): void {
     const head = this.head(endpointId);
-    if (head) this.deliveries.put([endpointId, head.id], { ...head, nextAttemptAt: new Date(now).toISOString() });
+    if (head) this.deliveries.put([endpointId, head.id], Object.assign({}, head, { nextAttemptAt: new Date(now).toISOString() }));
   }
 
   /** Forgets an endpoint's deliveries, pending or not; call inside `store.commit`. */

@@ -114,10 +114,10 @@ export class Dispatcher {
       };
       this.deliveries.updateInTransaction(next);
       const run = ok ? 0 : endpoint.consecutiveFailures + 1;
-      let updated: WebhookEndpoint = { ...endpoint, consecutiveFailures: run };
+      let updated: WebhookEndpoint = Object.assign({}, endpoint, { consecutiveFailures: run });
       if (!ok && endpoint.enabled && run >= this.options.disableAfterFailures) {
         const reason = `${run} delivery attempts failed in a row; the last: ${attempt.error ?? `HTTP ${attempt.status}`}`;
-        updated = { ...updated, enabled: false, disabledReason: reason, updatedAt: new Date().toISOString() };
+        updated = Object.assign({}, updated, { enabled: false, disabledReason: reason, updatedAt: new Date().toISOString() });
         this.events.appendInTransaction({
           kind: 'webhook.endpoint_disabled',
           topic: `webhooks/${endpoint.id}`,

@@ -45,7 +45,7 @@ export type EndpointView = Omit<WebhookEndpoint, 'secrets' | 'env' | 'sinceCurso
 export function endpointView(endpoint: WebhookEndpoint, now = Date.now()): EndpointView {
   const { secrets, env: _env, sinceCursor: _sinceCursor, ...rest } = endpoint;
   const previous = secrets.slice(1).find((s) => s.expiresAt !== null && Date.parse(s.expiresAt) > now);
-  return { ...rest, secretRotatedAt: secrets[0]!.createdAt, previousSecretExpiresAt: previous?.expiresAt ?? null };
+  return Object.assign({}, rest, { secretRotatedAt: secrets[0]!.createdAt, previousSecretExpiresAt: previous?.expiresAt ?? null });
 }
 
 /** A signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
@@ -69,7 +69,7 @@ export function withRotatedSecret(endpoint: WebhookEndpoint, secret: string, gra
   const expiresAt = new Date(now + graceMs).toISOString();
   // Secrets already past their grace are dropped; the one being replaced gets its grace.
   const kept = endpoint.secrets
-    .map((s, i) => (i === 0 ? { ...s, expiresAt } : s))
+    .map((s, i) => (i === 0 ? Object.assign({}, s, { expiresAt }) : s))
     .filter((s) => s.expiresAt !== null && Date.parse(s.expiresAt) > now);
   return { ...endpoint, secrets: [{ secret, createdAt: at, expiresAt: null }, ...kept], updatedAt: at };
 }

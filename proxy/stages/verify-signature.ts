@@ -14,7 +14,7 @@ export function verifySignature(ctx: RequestContext): void {
   if (!principal || ctx.bodyTooLarge) return;
   const { signingKeys, signatures } = ctx.services;
   const bootstrap = ctx.route?.signatureBootstrap === true && ctx.params.id === principal.keyId;
-  const judged = judgeCallerSignature({ ...signatures, signingKeys }, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap);
+  const judged = judgeCallerSignature(Object.assign({}, signatures, { signingKeys }), principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap);
   ctx.signature = judged.facts;
   ctx.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;
