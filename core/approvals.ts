@@ -15,10 +15,10 @@ export function withApproval(
   at: string,
 ): DecisionRecord {
   const approved = verdict.nextAction !== 'approve';
-  return {
-    ...decision,
-    approvals: [...decision.approvals, { keyId: principal.keyId, roles: principal.roles, at, comment }],
-    status: approved ? 'approved' : 'created',
-    nextAction: verdict.nextAction,
-  };
+  // A copy whose existing fields are then set: see `applyAction` in core/decision-workflow.ts.
+  const next = { ...decision };
+  next.approvals = [...decision.approvals, { keyId: principal.keyId, roles: principal.roles, at, comment }];
+  next.status = approved ? 'approved' : 'created';
+  next.nextAction = verdict.nextAction;
+  return next;
 }

@@ -126,6 +126,38 @@ export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
   return sha256Hex(canonicalJson(entry));
 }
 
+/**
+ * The entry that follows `tail`, before its hash. Members are written in sorted order so the
+ * canonical JSON that is hashed needs no sort (the optional ones, appended when present, cost
+ * one). Every member of AuditEntry is listed.
+ */
+function linkedEntry(draft: AuditDraft, tail: ChainTail): Omit<AuditEntry, 'hash'> {
+  const entry: Omit<AuditEntry, 'hash'> = {
+    at: draft.at,
+    code: draft.code,
+    decisionId: draft.decisionId,
+    env: draft.env,
+    inputDigest: draft.inputDigest,
+    keyId: draft.keyId,
+    method: draft.method,
+    moduleHash: draft.moduleHash,
+    path: draft.path,
+    policy: draft.policy,
+    prevHash: tail.hash,
+    replayed: draft.replayed,
+    requestId: draft.requestId,
+    result: draft.result,
+    route: draft.route,
+    seq: tail.seq + 1,
+    status: draft.status,
+    traceRef: draft.traceRef,
+    traceparent: draft.traceparent,
+  };
+  if (draft.proxy) entry.proxy = draft.proxy;
+  if (draft.signature) entry.signature = draft.signature;
+  return entry;
+}
+
 interface ChainTail {
   seq: number;
   hash: string;
@@ -148,8 +180,9 @@ export class AuditLog {
   /** Appends one entry; call inside `store.commit` so it lands with the writes it describes. */
   appendInTransaction(draft: AuditDraft): AuditEntry {
     const tail = this.tail();
-    const linked = Object.assign({}, draft, { seq: tail.seq + 1, prevHash: tail.hash });
-    const entry: AuditEntry = Object.assign(linked, { hash: entryHash(linked) });
+    const linked = linkedEntry(draft, tail);
+    const entry = linked as AuditEntry;
+    entry.hash = entryHash(linked);
     this.entries.put(entry.seq, entry);
     this.meta.put(TAIL_KEY, { seq: entry.seq, hash: entry.hash });
     if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);

@@ -142,14 +142,14 @@ export class DecisionWorkflow {
   applyCreate(draft: DecisionRecord, check: PolicyCheck): DecisionRecord {
     const { verdict } = check;
     if (!verdict.allow) throw denial(draft, check, 'create');
-    return Object.assign({}, draft, {
-      moduleHash: check.moduleHash,
-      gate: verdict.gate,
-      nextAction: verdict.nextAction,
-      reasons: verdict.reasons,
-      requiredApprovals: verdict.approvals,
-      history: [{ action: 'create' as const, keyId: draft.createdBy, at: draft.createdAt, status: 'created' as const, comment: null }],
-    });
+    const created = { ...draft };
+    created.moduleHash = check.moduleHash;
+    created.gate = verdict.gate;
+    created.nextAction = verdict.nextAction;
+    created.reasons = verdict.reasons;
+    created.requiredApprovals = verdict.approvals;
+    created.history = [{ action: 'create', keyId: draft.createdBy, at: draft.createdAt, status: 'created', comment: null }];
+    return created;
   }
 
   /**
@@ -167,16 +167,23 @@ export class DecisionWorkflow {
     const at = new Date().toISOString();
     const { verdict } = check;
     if (!verdict.allow && action !== 'execute') throw denial(decision, check, action);
+    // Records are copied whole and then their existing fields set. On Node 20 a literal that
+    // spreads one object and adds or overrides properties (`{ ...decision, status }`) builds a
+    // new hidden class every time, 5-15 µs; an Object.assign copy is cheap to build but leaves
+    // most fields out of line, which makes every later copy and serialisation slower.
     let next: DecisionRecord;
     let refusal: GatehouseError | null = null;
     if (!verdict.allow) {
-      next = Object.assign({}, decision, { status: 'blocked' as const, nextAction: verdict.nextAction });
+      next = { ...decision };
+      next.status = 'blocked';
+      next.nextAction = verdict.nextAction;
       refusal = denial(decision, check, action, 'blocked');
     } else if (action === 'approve') {
       next = withApproval(decision, principal, verdict, comment, at);
     } else {
-      const status: DecisionStatus = action === 'reject' ? 'rejected' : action === 'cancel' ? 'cancelled' : 'executed';
-      next = Object.assign({}, decision, { status, nextAction: verdict.nextAction });
+      next = { ...decision };
+      next.status = action === 'reject' ? 'rejected' : action === 'cancel' ? 'cancelled' : 'executed';
+      next.nextAction = verdict.nextAction;
     }
     next.reasons = verdict.reasons;
     next.updatedAt = at;

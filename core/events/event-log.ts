@@ -45,7 +45,7 @@ export class EventLog {
 
   /** Numbers and stores one event; call inside `store.commit`, with the writes it describes. */
   appendInTransaction(draft: EventDraft): StoredEvent {
-    const event: StoredEvent = Object.assign({ cursor: this.head() + 1, id: sortableId('evt_'), time: new Date().toISOString() }, draft);
+    const event: StoredEvent = { cursor: this.head() + 1, id: sortableId('evt_'), time: new Date().toISOString(), kind: draft.kind, topic: draft.topic, env: draft.env, data: draft.data };
     this.events.put(event.cursor, event);
     this.meta.put(HEAD, event.cursor);
     this.byTopic.put([event.env, event.topic, event.cursor], true);
