@@ -6,7 +6,10 @@
  *   (bench/lib/stream-subscribers.ts) so that receiving does not share the sidecar's event loop.
  *   Decisions are created open loop at fixed rates; latency runs from the moment a POST is sent to
  *   the moment its `decision.created` event reaches each subscriber (every subscriber's receipt is
- *   one sample), so it includes the policy, the durable commit and the publish.
+ *   one sample), so it includes the policy, the durable commit and the publish. The baseline is
+ *   the same subscribers and POSTs against bare uWebSockets.js pub/sub publishing a same-sized
+ *   event at once (bench/lib/baseline-servers.ts): the floor set by the HTTP client, the sockets
+ *   and one process parsing every subscriber's copy in turn.
  * - Webhooks: one endpoint, a receiver in the same child process; a burst of decisions created
  *   with bounded concurrency; deliveries per second from the first POST to the last receipt, and
  *   the same POST-to-receipt latency. Deliveries to one endpoint are sequential by design (order is
@@ -15,6 +18,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
+import { startRawUwsPublisher } from '../lib/baseline-servers.ts';
 import { decodeHistogram, summarise } from '../lib/histogram.ts';
 import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 
@@ -45,7 +49,7 @@ async function startGatehouse(workDir: string): Promise<Gatehouse> {
 }
 
 /** Creates one decision; its title carries when it was sent (or `warmup`). Resolves to whether it was created. */
-async function createDecision(gatehouse: Gatehouse, measured: boolean): Promise<boolean> {
+async function createDecision(gatehouse: Pick<Gatehouse, 'url' | 'headers'>, measured: boolean): Promise<boolean> {
   const title = measured ? `bench ${nowUs()}` : 'warmup';
   const response = await fetch(`${gatehouse.url}/v1/decisions`, {
     method: 'POST',
@@ -57,7 +61,7 @@ async function createDecision(gatehouse: Gatehouse, measured: boolean): Promise<
 }
 
 /** Open loop: one decision every 1/rate s for `seconds`, not waiting for answers. Resolves to how many were created. */
-async function createAtRate(gatehouse: Gatehouse, rate: number, seconds: number, measured: boolean): Promise<number> {
+async function createAtRate(gatehouse: Pick<Gatehouse, 'url' | 'headers'>, rate: number, seconds: number, measured: boolean): Promise<number> {
   const total = Math.max(1, Math.round(rate * seconds));
   const start = performance.now();
   const pending: Promise<boolean>[] = [];
@@ -100,36 +104,44 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
 
   options.progress('starting gatehouse (compiling the bundled policies)');
   const gatehouse = await startGatehouse(options.workDir);
+  const floor = await startRawUwsPublisher();
   const subscribers = startSubscribers();
   try {
+    const targets = [
+      { name: 'gatehouse-stream', baseline: false, server: gatehouse },
+      { name: 'raw-uws-pubsub', baseline: true, server: { url: floor.origin, secret: 'none', headers: { 'content-type': 'application/json' } } },
+    ];
     for (const count of fanOuts) {
-      await subscribers.ask({ type: 'subscribe', url: gatehouse.url, key: gatehouse.secret, count }, 'ready');
-      for (const rate of rates) {
-        await createAtRate(gatehouse, rate, options.warmupS, false);
-        const started = performance.now();
-        const created = await createAtRate(gatehouse, rate, options.durationS, true);
-        const expected = created * count;
-        const result = await subscribers.ask<{ histogram: string; received: number }>({ type: 'collect', expected, timeoutMs: 30_000 }, 'stream');
-        const seconds = (performance.now() - started) / 1000;
-        const latencyMs = summarise(decodeHistogram(result.histogram));
-        const deliveredPerS = Math.round(result.received / seconds);
-        series.push({
-          target: `gatehouse-stream-${count}`,
-          baseline: false,
-          mode: 'rate',
-          rate,
-          throughput: deliveredPerS,
-          latencyMs,
-          operations: result.received,
-          errors: Math.max(0, expected - result.received),
-          histogram: result.histogram,
-        });
-        metrics[`stream.fanout${count}.rate${rate}.p99Ms`] = latencyMs.p99;
-        metrics[`stream.fanout${count}.rate${rate}.deliveredPerS`] = deliveredPerS;
-        metrics[`stream.fanout${count}.rate${rate}.eventsPerS`] = Math.round(created / seconds);
-        options.progress(`${count} subscribers at ${rate} decisions/s: ${deliveredPerS} events/s delivered, p99 ${latencyMs.p99} ms, ${expected - result.received} missing`);
+      for (const target of targets) {
+        await subscribers.ask({ type: 'subscribe', url: target.server.url, key: target.server.secret, count }, 'ready');
+        for (const rate of rates) {
+          await createAtRate(target.server, rate, options.warmupS, false);
+          const started = performance.now();
+          const created = await createAtRate(target.server, rate, options.durationS, true);
+          const expected = created * count;
+          const result = await subscribers.ask<{ histogram: string; received: number }>({ type: 'collect', expected, timeoutMs: 30_000 }, 'stream');
+          const seconds = (performance.now() - started) / 1000;
+          const latencyMs = summarise(decodeHistogram(result.histogram));
+          const deliveredPerS = Math.round(result.received / seconds);
+          series.push({
+            target: `${target.name}-${count}`,
+            baseline: target.baseline,
+            mode: 'rate',
+            rate,
+            throughput: deliveredPerS,
+            latencyMs,
+            operations: result.received,
+            errors: Math.max(0, expected - result.received),
+            histogram: result.histogram,
+          });
+          const prefix = target.baseline ? `floor.fanout${count}.rate${rate}` : `stream.fanout${count}.rate${rate}`;
+          metrics[`${prefix}.p99Ms`] = latencyMs.p99;
+          metrics[`${prefix}.deliveredPerS`] = deliveredPerS;
+          metrics[`${prefix}.eventsPerS`] = Math.round(created / seconds);
+          options.progress(`${target.name}: ${count} subscribers at ${rate} decisions/s: ${deliveredPerS} events/s delivered, p99 ${latencyMs.p99} ms, ${expected - result.received} missing`);
+        }
+        await subscribers.ask({ type: 'disconnect' }, 'disconnected');
       }
-      await subscribers.ask({ type: 'disconnect' }, 'disconnected');
     }
 
     const { url: receiver } = await subscribers.ask<{ url: string }>({ type: 'receiver' }, 'receiver');
@@ -162,6 +174,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     options.progress(`webhooks: ${hooks.received} of ${created} delivered in ${seconds.toFixed(1)} s (${perS}/s), p99 ${latencyMs.p99} ms`);
   } finally {
     subscribers.child.send({ type: 'close' });
+    await floor.close();
     await gatehouse.stop();
   }
   // The target's figure: 100 subscribers at the highest fixed rate, the hardest load they get.
@@ -170,6 +183,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   notes.push(
     `fanout100.p99Ms is stream.fanout100.rate${topRate}.p99Ms: 100 subscribers at the highest fixed rate, ${topRate} decisions/s.`,
     'Stream latency: from sending POST /v1/decisions to each subscriber receiving its decision.created event; every subscriber\'s receipt is one sample. Subscribers run in a separate process on the same machine.',
+    'raw-uws-pubsub is the floor: the same subscribers and POSTs against bare uWebSockets.js pub/sub publishing a same-sized event at once; floor.fanout<N>.rate<R>.p99Ms beside stream.fanout<N>.rate<R>.p99Ms shows what Gatehouse adds.',
     'Stream throughput: events delivered per second summed over subscribers; eventsPerS is the decisions created per second. errors counts receipts still missing 30 s after the last decision.',
     'Webhooks: one endpoint, deliveries in order and one at a time (per-endpoint ordering), signed with Standard Webhooks; throughput from the first POST to the last receipt.',
   );
