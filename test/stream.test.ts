@@ -103,6 +103,24 @@ t.test('resuming while events are being committed loses and repeats nothing', as
   t.same(cursors, [...cursors].sort((x, y) => x - y), 'in cursor order');
 });
 
+t.test('events committed while no stream is open are replayed from the log, then the stream goes on live', async (t) => {
+  const { url, reader, create } = await setup(t);
+  const first = await create(1);
+  const second = await create(2);
+  const client = await openStream(t, url, reader.key);
+  client.send({ type: 'subscribe', topics: ['decisions'], since: 0 });
+  await client.next((m) => m.type === 'subscribed');
+  const third = await create(3);
+  await client.next(created(third.id));
+  const seen = events(client).filter((m) => m.kind === 'decision.created');
+  t.same(
+    seen.map((m) => m.data.id),
+    [first.id, second.id, third.id],
+    'the two from before any connection, then the live one, each once',
+  );
+  t.same(seen.map((m) => m.cursor), [...seen.map((m) => m.cursor)].sort((x, y) => x - y), 'in cursor order');
+});
+
 t.test('topics follow the key\'s scopes and environment', async (t) => {
   const { url, admin, reader, create } = await setup(t);
   const client = await openStream(t, url, reader.key);

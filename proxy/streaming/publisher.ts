@@ -24,6 +24,8 @@ export class Publisher {
     private readonly app: TemplatedApp,
     /** Told after anything was published (the stream checks for slow consumers). */
     private readonly afterPublish: () => void,
+    /** Whether any stream connection is open. */
+    private readonly listening: () => boolean,
   ) {
     this.published = events.head();
   }
@@ -32,8 +34,16 @@ export class Publisher {
     return this.published;
   }
 
-  /** Publishes every committed event not yet published. */
+  /**
+   * Publishes every committed event not yet published. With no connection open there is no one
+   * to publish to, nor a replay that reads up to the published cursor: it moves to the log's head
+   * without reading or serialising the events.
+   */
   pump(): void {
+    if (!this.listening()) {
+      this.published = this.events.head();
+      return;
+    }
     const start = this.published;
     for (let batch = this.events.after(this.published, BATCH); batch.length > 0; batch = this.events.after(this.published, BATCH)) {
       for (const event of batch) {

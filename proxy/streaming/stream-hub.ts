@@ -42,7 +42,7 @@ export class StreamHub {
     private readonly options: StreamOptions,
     private readonly metrics: Metrics,
   ) {
-    this.publisher = new Publisher(events, app, () => this.scheduleSweep());
+    this.publisher = new Publisher(events, app, () => this.scheduleSweep(), () => this.sockets.size > 0);
     events.onCommitted(() => this.publisher.pump());
     this.heartbeat = setInterval(() => {
       // Events written by other processes (the CLI) are published at the latest with the heartbeat.
