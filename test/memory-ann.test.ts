@@ -61,9 +61,14 @@ t.test('the IVF index finds the exact nearest neighbours with high recall, inser
   for (let doc = 0; doc < 1_999; doc++) index.set(doc, vectorFor(doc, doc));
   t.notOk(index.approximate, 'exact below the threshold');
   index.set(1_999, vectorFor(1_999, 1_999));
+  t.notOk(index.approximate, 'training runs in slices between other work; searches stay exact meanwhile');
+  const duringTraining = vectorFor(11, 800_000);
+  index.set(2_500, duringTraining);
+  await index.settled();
   t.ok(index.approximate, 'approximate from the threshold on');
+  t.same(index.search(duringTraining, 1, () => true).map((hit) => hit.doc), [2_500], 'a vector added while training is filed in the new index');
   t.equal(index.cells, 49, '√2000 ≈ 45 cells wanted: 7 coarse × 7 fine');
-  for (let doc = 2_000; doc < 3_000; doc++) index.set(doc, vectorFor(doc, doc));
+  for (let doc = 2_000; doc < 3_000; doc++) if (doc !== 2_500) index.set(doc, vectorFor(doc, doc));
 
   const queries = Array.from({ length: 60 }, (_, i) => vectorFor(i, 500_000 + i));
   const all = () => true;
@@ -84,6 +89,8 @@ t.test('the IVF index finds the exact nearest neighbours with high recall, inser
   t.notSame(index.search(late, 1, all).map((hit) => hit.doc), [3_000], 'and no longer by its old one');
 
   for (let doc = 3_001; doc < 4_000; doc++) index.set(doc, vectorFor(doc, doc));
+  t.equal(index.cells, 49, 'the old cells serve until the retraining is done');
+  await index.settled();
   t.equal(index.cells, 64, 'retrained once the vectors doubled: 8 × 8 cells');
 });
 
@@ -100,6 +107,7 @@ t.test('approximate search in memory: new versions, tombstones and a restart', a
     return item;
   };
   for (let i = 0; i < 1_500; i++) await write(`k${i}`, `c${i % CLUSTERS} n${i}`);
+  await memory.settled();
   t.ok(memory.space('sandbox').vectors.approximate, 'the space searches approximately');
 
   const semantic: MemoryQuery = { query: 'c3 n777777', topK: 10, weights: { semantic: 1, lexical: 0, graph: 0 }, graph: { expand: 0 } };

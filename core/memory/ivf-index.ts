@@ -23,6 +23,9 @@ export const IVF = {
   fineSample: 48,
 };
 
+/** Rows filed between two steps of `training`: about a millisecond of work on the bench machine. */
+const STEP_ROWS = 512;
+
 export class InvertedFileIndex {
   /** Cell → its rows, in the order filed. */
   private readonly lists: number[][];
@@ -44,6 +47,18 @@ export class InvertedFileIndex {
 
   /** Trains cells on rows `0..rows` of `matrix` and files every one of them. Deterministic. */
   static train(matrix: Float32Array, dimensions: number, rows: number): InvertedFileIndex {
+    const steps = InvertedFileIndex.training(matrix, dimensions, rows);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * `train` in steps: the generator yields every `STEP_ROWS` rows filed (the parts that grow with
+   * n), so a server can train between requests instead of stalling them (core/memory/vector-index.ts).
+   */
+  static *training(matrix: Float32Array, dimensions: number, rows: number): Generator<void, InvertedFileIndex> {
     const all = Int32Array.from({ length: rows }, (_, row) => row);
     const wanted = Math.max(1, Math.round(Math.sqrt(rows)));
     const coarseK = Math.ceil(Math.sqrt(wanted));
@@ -51,7 +66,10 @@ export class InvertedFileIndex {
     const coarse = sphericalKMeans({ matrix, dimensions, rows: evenSample(all, coarseK * IVF.coarseSample), k: coarseK, iterations: IVF.iterations });
     const coarseCount = coarse.length / dimensions;
     const groups: number[][] = Array.from({ length: coarseCount }, () => []);
-    for (let row = 0; row < rows; row++) groups[nearestRow(coarse, coarseCount, matrix, row * dimensions, dimensions).row]!.push(row);
+    for (let row = 0; row < rows; row++) {
+      groups[nearestRow(coarse, coarseCount, matrix, row * dimensions, dimensions).row]!.push(row);
+      if (row % STEP_ROWS === STEP_ROWS - 1) yield;
+    }
 
     const split: Array<{ group: number[]; centroids: Float32Array; first: number }> = [];
     let cells = 0;
@@ -60,13 +78,18 @@ export class InvertedFileIndex {
       const centroids = sphericalKMeans({ matrix, dimensions, rows: evenSample(group, fineK * IVF.fineSample), k: fineK, iterations: IVF.iterations });
       split.push({ group, centroids, first: cells });
       cells += centroids.length / dimensions;
+      yield;
     }
     const centroids = new Float32Array(cells * dimensions);
     for (const { centroids: fine, first } of split) centroids.set(fine, first * dimensions);
     const index = new InvertedFileIndex(dimensions, centroids, rows);
     for (const { group, centroids: fine, first } of split) {
       const count = fine.length / dimensions;
-      for (const row of group) index.file(row, first + nearestRow(fine, count, matrix, row * dimensions, dimensions).row);
+      for (let i = 0; i < group.length; i++) {
+        const row = group[i]!;
+        index.file(row, first + nearestRow(fine, count, matrix, row * dimensions, dimensions).row);
+        if (i % STEP_ROWS === STEP_ROWS - 1) yield;
+      }
     }
     return index;
   }

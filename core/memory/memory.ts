@@ -354,12 +354,14 @@ export class Memory {
     return space.revisionAt(time);
   }
 
-  /** Waits until every stored item has its vector (tests, the bench, shutdown). */
-  settled(): Promise<void> {
-    return this.backfill.idle();
+  /** Waits until every stored item has its vector and no vector index is training (tests, the bench, shutdown). */
+  async settled(): Promise<void> {
+    await this.backfill.idle();
+    for (const env of ENVS) await this.spaces[env].vectors.settled();
   }
 
   async close(): Promise<void> {
     await this.backfill.stop();
+    for (const env of ENVS) await this.spaces[env].vectors.settled();
   }
 }
