@@ -88,7 +88,7 @@ t.test('a quick run writes results, summary and charts; an impossible target fai
   const result = JSON.parse(await readFile(path.join(out, 'policy.json'), 'utf8'));
   t.equal(result.scenario, 'policy');
   t.equal(result.error, null);
-  t.same(result.series.map((s: { target: string }) => s.target).sort(), ['opa-wasm', 'plain-js']);
+  t.same(result.series.map((s: { target: string }) => s.target).sort(), ['opa-wasm', 'plain-js', 'sdk-floor']);
   for (const s of result.series) {
     t.type(s.histogram, 'string', `${s.target} carries its histogram`);
     t.equal(s.histogramUnit, 'ns');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { CompileError } from '../policies/compiler/errors.ts';
+import { invariantDots } from '../policies/compiler/emit/invariant-dots.ts';
 import { emitModule } from '../policies/compiler/emit/wasm.ts';
 import type { Block, Func, Operand, Plan, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
@@ -350,6 +351,68 @@ t.test('nested scans', async (t) => {
   }));
   const p = await load(policy);
   t.same(p.evaluate([[1, 2], [], { a: 3 }, 'x', [4]]), results([1, 2, 3, 4]));
+});
+
+t.test('lookups that cannot change during a call are made once, and only those', async (t) => {
+  const scanBody = (str: (text: string) => Operand) =>
+    block(
+      { op: 'Dot', source: L(0), key: str('a'), target: 10 },
+      { op: 'Dot', source: L(10), key: str('b'), target: 11 },
+      { op: 'Dot', source: L(4), key: str('k'), target: 6 },
+      { op: 'Assign', source: L(4), target: 7 },
+      { op: 'Dot', source: L(7), key: str('k'), target: 8 },
+      { op: 'SetAdd', set: 9, value: L(8) },
+      { op: 'SetAdd', set: 9, value: L(11) },
+      { op: 'Dot', source: L(0), key: str('target'), target: 5 },
+      { op: 'Equal', a: L(5), b: L(6) },
+      { op: 'SetAdd', set: 9, value: str('hit') },
+    );
+  let body: Block | undefined;
+  const policy = policyWith((_, str) => {
+    body = scanBody(str);
+    return {
+      funcs: [],
+      plans: [
+        plan(
+          'test/matches',
+          12,
+          block(
+            { op: 'MakeSet', target: 9 },
+            { op: 'Dot', source: L(0), key: str('xs'), target: 2 },
+            { op: 'Scan', source: 2, key: 3, value: 4, block: body },
+            { op: 'ResultSetAdd', value: 9 },
+          ),
+        ),
+      ],
+    };
+  });
+  const invariant = invariantDots(policy.plans[0]!.blocks, [0, 1]);
+  const targets = [...invariant].map((dot) => dot.target).sort((a, b) => a - b);
+  t.same(targets, [2, 5, 10, 11], 'input.xs, input.target and the chain input.a.b; not the keys of the scanned elements');
+
+  const p = await load(policy);
+  t.same(p.evaluate({ xs: [{ k: 1 }, { k: 2 }, { k: 3 }], a: { b: 'x' }, target: 2 }), results([1, 2, 3, 'hit', 'x']));
+  t.same(p.evaluate({ xs: [{ k: 1 }], a: { b: 'y' }, target: 1 }), results([1, 'hit', 'y']), 'nothing is kept from the previous call');
+  t.same(p.evaluate({ xs: [{ k: 1 }], target: 1 }), results([]), 'an undefined lookup fails every time');
+});
+
+t.test('lookups in written or mutated locals are not invariant', async (t) => {
+  const key: Operand = { const: 0 };
+  const blocks = [
+    block(
+      { op: 'Assign', source: L(1), target: 0 },
+      { op: 'Dot', source: L(0), key, target: 2 },
+      { op: 'MakeObject', target: 3 },
+      { op: 'ObjectInsert', object: 3, key, value: L(2) },
+      { op: 'Dot', source: L(3), key, target: 4 },
+      { op: 'Dot', source: L(1), key, target: 5 },
+      { op: 'Dot', source: L(1), key, target: 5 },
+      { op: 'Dot', source: L(5), key, target: 6 },
+      { op: 'Dot', source: L(1), key: L(6), target: 7 },
+    ),
+  ];
+  const targets = [...invariantDots(blocks, [0, 1])].map((dot) => dot.target);
+  t.same(targets, [5, 5], 'only data[key]: input is reassigned, the object is built, local 5 is written twice and local 6 is not a constant key');
 });
 
 t.test('not', async (t) => {

@@ -206,6 +206,32 @@ t.test('objects and sets are sorted', async (t) => {
   t.equal(rt.dump(nested), '[[1],[1,2],[2]]', 'sets of sets');
 });
 
+t.test('object lookups at every size, with keys sharing long prefixes', async (t) => {
+  // Small objects are searched key by key, larger ones by bisection; keys are compared eight
+  // bytes at a time, so they share prefixes of up to 17 bytes and differ at every position.
+  const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+  const keys = ['', 'a', 'é', 'ab', 'b', ...Array.from({ length: 18 }, (_, i) => 'k'.repeat(i) + 'x'), 'kkkkkkkkz', 'kkkkkkkk\u007f'];
+  let failures = 0;
+  for (let size = 1; size <= keys.length; size++) {
+    const present = keys.slice(0, size);
+    const object = rt.v(JSON.stringify(Object.fromEntries(present.map((key, i) => [key, i]))));
+    if (x.rt_iter_count(object) !== size) failures++;
+    const inOrder = Array.from({ length: size }, (_, i) => JSON.parse(rt.dump(x.rt_iter_key(object, i))!) as string);
+    if (JSON.stringify(inOrder) !== JSON.stringify([...present].sort(utf8Order))) failures++;
+    for (const key of keys) {
+      const want = present.includes(key) ? String(present.indexOf(key)) : undefined;
+      if (rt.dump(x.rt_dot(object, rt.v(JSON.stringify(key)))) !== want) failures++;
+    }
+    if (x.rt_dot(object, rt.v('1')) !== 0) failures++;
+  }
+  t.equal(failures, 0);
+
+  const mixed = x.rt_make_object();
+  for (const key of ['"m"', '3', 'null', '"a"', '[1]']) x.rt_object_insert(mixed, rt.v(key), rt.v(key));
+  for (const key of ['"m"', '3', 'null', '"a"', '[1]']) t.equal(rt.dump(x.rt_dot(mixed, rt.v(key))), key, `typed key ${key}`);
+  for (const key of ['"3"', '"null"', '"[1]"', '3.5']) t.equal(x.rt_dot(mixed, rt.v(key)), 0, `no key ${key}`);
+});
+
 t.test('compare and equal', async (t) => {
   const eq = (a: string, b: string) => x.rt_equal(rt.v(a), rt.v(b));
   t.equal(eq('1', '1.0'), 1);

@@ -2,6 +2,7 @@ import binaryen from 'binaryen';
 import { CompileError } from '../errors.ts';
 import type { Block, Local, Operand, Stmt } from '../plan/ir.ts';
 import { RUNTIME_FUNCTIONS, type RuntimeFunction } from './runtime-abi.ts';
+import { invariantDots } from './invariant-dots.ts';
 import { readLocals } from './read-locals.ts';
 import { i32 } from './runtime-module.ts';
 
@@ -54,6 +55,9 @@ export class FunctionBody {
   private readonly m: binaryen.Module;
   private readonly wasmIndex: number[];
   private readonly used: ReadonlySet<Local>;
+  private readonly invariant: ReadonlySet<Stmt>;
+  /** Per invariant (source, key) pair: the Wasm locals of its value and of its "looked up" flag. */
+  private readonly lookups = new Map<string, { value: number; done: number }>();
   /** Wasm locals beyond the parameters: the IR locals that are not parameters, then temporaries. */
   private varCount: number;
   private readonly paramCount: number;
@@ -77,6 +81,7 @@ export class FunctionBody {
     }
     this.varCount = next - this.paramCount;
     this.used = readLocals(shape.blocks, shape.readAfter);
+    this.invariant = invariantDots(shape.blocks, shape.params);
   }
 
   /** The Wasm index of an IR local. */
@@ -136,12 +141,10 @@ export class FunctionBody {
       }
       case 'ResetLocal':
         return [this.set(stmt.target, m.i32.const(0))];
-      case 'Dot':
-        return [
-          ...this.guard(stmt.source, stmt.key),
-          this.set(stmt.target, this.rt('rt_dot', [this.operand(stmt.source), this.operand(stmt.key)])),
-          this.failIf(m.i32.eqz(this.get(stmt.target))),
-        ];
+      case 'Dot': {
+        const value = this.invariant.has(stmt) ? this.invariantLookup(stmt) : this.lookup(stmt);
+        return [...this.guard(stmt.source, stmt.key), this.set(stmt.target, value), this.failIf(m.i32.eqz(this.get(stmt.target)))];
+      }
       case 'Len':
         return [
           ...this.guard(stmt.source),
@@ -235,6 +238,33 @@ export class FunctionBody {
         ]),
       ),
     ]);
+  }
+
+  private lookup(stmt: Extract<Stmt, { op: 'Dot' }>): Expr {
+    return this.rt('rt_dot', [this.operand(stmt.source), this.operand(stmt.key)]);
+  }
+
+  /** The lookup done on the first execution of any Dot of the same pair, then reused. */
+  private invariantLookup(stmt: Extract<Stmt, { op: 'Dot' }>): Expr {
+    const m = this.m;
+    const pair = JSON.stringify([stmt.source, stmt.key]);
+    let locals = this.lookups.get(pair);
+    if (locals === undefined) {
+      locals = { value: this.temporary(), done: this.temporary() };
+      this.lookups.set(pair, locals);
+    }
+    const { value, done } = locals;
+    return m.block(
+      null,
+      [
+        m.if(
+          m.i32.eqz(m.local.get(done, i32)),
+          m.block(null, [m.local.set(value, this.lookup(stmt)), m.local.set(done, m.i32.const(1))]),
+        ),
+        m.local.get(value, i32),
+      ],
+      i32,
+    );
   }
 
   private kindCheck(name: RuntimeFunction, source: Operand): Expr[] {

@@ -31,12 +31,13 @@ export function emitModule(policy: Policy, runtime: Uint8Array): Uint8Array<Arra
 }
 
 /**
- * The only optimisation: drop the runtime code the policy never reaches (builtins it does not
+ * The only binaryen pass: drop the runtime code the policy never reaches (builtins it does not
  * call), which shrinks the module the host compiles on load. binaryen's optimiser does not pay
  * off here: measured on the bundled policies (CPU time per policy), emitting takes about 32 ms;
  * `optimize()` at -O1 takes 275 ms and at -O2 580 ms, optimising only the generated functions
  * 65 ms, and none of them made an evaluation more than 5% faster (most of its time is the
- * runtime parsing the input and writing the result as JSON, code binaryen cannot improve).
+ * runtime parsing the input, looking up keys and writing the result as JSON, code already
+ * optimised when the runtime was compiled).
  */
 function removeUnusedCode(module: binaryen.Module): void {
   module.runPasses(['remove-unused-module-elements']);

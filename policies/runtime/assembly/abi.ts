@@ -4,6 +4,7 @@
 import { alloc, heapTop, heapReset } from "./heap";
 import { Value, UNDEFINED, ByteBuffer, parseJSON, dumpJSON, newSet } from "./value";
 import { gen_eval, gen_builtins, gen_entrypoints } from "./gen";
+import { dumpResultSet } from "./result-set";
 
 export const opa_wasm_abi_version: i32 = 1;
 export const opa_wasm_abi_minor_version: i32 = 3;
@@ -91,7 +92,7 @@ export function opa_eval(
 ): usize {
   heapReset(heapPtr);
   const input = inputLen > 0 ? parseJSON(inputPtr, inputLen) : UNDEFINED;
-  return opa_json_dump(resultSetOf(gen_eval(entrypoint, input, data)));
+  return dumpResultSet(resultSetOf(gen_eval(entrypoint, input, data)));
 }
 
 // An evaluation that produced nothing still has a result set: an empty one.

@@ -3,9 +3,10 @@
 
 import { abortWithBytes, abortWithMessage } from "./abort";
 import { bi_count } from "./builtins/aggregates";
+import { resultSetAdd } from "./result-set";
 import {
   Value, UNDEFINED, TYPE_STRING, TYPE_ARRAY, TYPE_OBJECT, TYPE_SET,
-  typeOf, intValue, stringValue, stringLength, stringData,
+  typeOf, intValue, stringLength, stringData,
   newArray, arrayAppend, arrayGet, newObject, objectInsert, objectInsertOnce, objectKeyAt, objectValueAt,
   newSet, setAdd, collectionLength, collectionItems, getMember, valuesEqual, parseJSON, isArray,
 } from "./value";
@@ -99,13 +100,9 @@ export function rt_is_set(v: Value): i32 {
   return i32(typeOf(v) == TYPE_SET);
 }
 
-const RESULT_BYTES = memory.data<u8>([0x72, 0x65, 0x73, 0x75, 0x6c, 0x74]);
-
 /** Adds {"result": v} to the result set. */
 export function rt_result_set_add(resultSet: Value, v: Value): void {
-  const entry = newObject(1);
-  objectInsert(entry, stringValue(RESULT_BYTES, 6), v);
-  setAdd(resultSet, entry);
+  resultSetAdd(resultSet, v);
 }
 
 /** Aborts evaluation with the message in a string value (or a generic one). */

@@ -8,11 +8,43 @@ import {
   TYPE_SET, NUMBER_INT, NUMBER_FLOAT, NumberValue, StringValue, CollectionValue, typeOf,
 } from "./value";
 
-/** Bytewise comparison of two byte strings, a shorter prefix first. */
+/**
+ * Bytewise comparison of two byte strings, a shorter prefix first. Eight bytes at a time: in a
+ * little-endian word the first differing byte is the lowest one, found with `ctz`. Object keys
+ * are short, so this beats `memory.compare`, which V8 runs a byte at a time when the two
+ * addresses are not equally aligned.
+ */
 export function compareBytes(a: usize, aLen: i32, b: usize, bLen: i32): i32 {
-  const c = memory.compare(a, b, min(aLen, bLen));
-  if (c != 0) return c;
+  const n = <usize>min(aLen, bLen);
+  let i: usize = 0;
+  for (; i + 8 <= n; i += 8) {
+    const x = load<u64>(a + i);
+    const y = load<u64>(b + i);
+    if (x != y) {
+      const shift = ctz(x ^ y) & 56;
+      return <i32>((x >> shift) & 0xff) - <i32>((y >> shift) & 0xff);
+    }
+  }
+  for (; i < n; i++) {
+    const x = <i32>load<u8>(a + i);
+    const y = <i32>load<u8>(b + i);
+    if (x != y) return x - y;
+  }
   return aLen < bLen ? -1 : i32(aLen > bLen);
+}
+
+/** Whether the n bytes at a and at b are the same, eight at a time. */
+// @ts-ignore: decorator
+@inline
+export function bytesEqual(a: usize, b: usize, n: usize): bool {
+  let i: usize = 0;
+  for (; i + 8 <= n; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  if (i + 4 <= n) {
+    if (load<u32>(a + i) != load<u32>(b + i)) return false;
+    i += 4;
+  }
+  for (; i < n; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
+  return true;
 }
 
 /** Compares v with the string whose UTF-8 bytes are given (object-key lookups). */
@@ -115,7 +147,7 @@ export function valuesEqual(a: Value, b: Value): bool {
     case TYPE_STRING: {
       const s = changetype<StringValue>(a);
       const t = changetype<StringValue>(b);
-      return s.len == t.len && memory.compare(s.data, t.data, s.len) == 0;
+      return s.len == t.len && bytesEqual(s.data, t.data, s.len);
     }
     case TYPE_NUMBER: {
       const x = changetype<NumberValue>(a);

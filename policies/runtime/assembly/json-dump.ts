@@ -2,7 +2,7 @@
 // value order; a non-string key is written as the string of its JSON text, as OPA does.
 
 import { ByteBuffer } from "./buffer";
-import { mayEndString } from "./json-parse";
+import { stringStops } from "./json-parse";
 import { writeNumber } from "./number-format";
 import {
   Value, TYPE_NULL, TYPE_BOOLEAN, TYPE_NUMBER, TYPE_STRING, TYPE_OBJECT,
@@ -105,7 +105,7 @@ export function writeJSONString(out: ByteBuffer, data: usize, len: i32, escapeHT
   let run = data;
   let p = data;
   const limit: u8 = escapeHTML ? 3 : 1;
-  if (!escapeHTML) while (p + 8 <= end && !mayEndString(load<u64>(p))) p += 8;
+  if (!escapeHTML) while (p + 8 <= end && !stringStops(load<u64>(p))) p += 8;
   while (p < end) {
     const b = load<u8>(p);
     const cls = load<u8>(ESCAPE_CLASS + b);

@@ -145,35 +145,52 @@ function parseObject(): Value {
   return object;
 }
 
-// pos is at the opening quote.
+// pos is at the opening quote. Eight bytes at a time up to the first quote, backslash or control
+// character, which `stringStops` locates without a second, bytewise pass.
 function parseString(): Value {
   const start = pos + 1;
   let p = start;
-  while (p + 8 <= end && !mayEndString(load<u64>(p))) p += 8;
-  while (p < end) {
+  while (true) {
+    if (p + 8 <= end) {
+      const stops = stringStops(load<u64>(p));
+      if (!stops) {
+        p += 8;
+        continue;
+      }
+      p += <usize>(ctz(stops) >> 3);
+    } else {
+      while (p < end && !isStringStop(load<u8>(p))) p++;
+      if (p == end) return UNDEFINED;
+    }
     const b = load<u8>(p);
     if (b == 0x22) {
       pos = p + 1;
       return stringValue(start, <i32>(p - start));
     }
-    if (b == 0x5c) return parseEscapedString(start);
-    if (b < 0x20) return UNDEFINED;
-    p++;
+    return b == 0x5c ? parseEscapedString(start) : UNDEFINED;
   }
-  return UNDEFINED;
 }
 
-// Whether any of the 8 bytes is a quote, a backslash or a control character (the SWAR
-// zero-byte test; exact, as bytes of 0x80 and above are masked out).
 // @ts-ignore: decorator
 @inline
-export function mayEndString(w: u64): bool {
+function isStringStop(b: u8): bool {
+  return b == 0x22 || b == 0x5c || b < 0x20;
+}
+
+/**
+ * The high bit of each of the 8 bytes (little-endian) that is a quote, a backslash or a control
+ * character: the SWAR zero-byte test. The lowest bit set is exact (bytes of 0x80 and above are
+ * masked out); bytes above it may be flagged wrongly, through borrows, so only the lowest counts.
+ */
+// @ts-ignore: decorator
+@inline
+export function stringStops(w: u64): u64 {
   const quote = w ^ 0x2222222222222222;
   const backslash = w ^ 0x5c5c5c5c5c5c5c5c;
   const found = ((quote - 0x0101010101010101) & ~quote)
     | ((backslash - 0x0101010101010101) & ~backslash)
     | ((w - 0x2020202020202020) & ~w);
-  return (found & 0x8080808080808080) != 0;
+  return found & 0x8080808080808080;
 }
 
 // The slow path: the string has escapes, so it is decoded into a copy. Decoding never makes a

@@ -44,7 +44,7 @@
 //             writeF64, ByteBuffer (a growable byte buffer; toStringValue, toCString)
 
 import { alloc, copyBytes, realloc } from "./heap";
-import { compareValues, compareWithString, valuesEqual } from "./compare";
+import { bytesEqual, compareValues, compareWithString, valuesEqual } from "./compare";
 
 export { compareValues, valuesEqual, compareBytes, compareWithString } from "./compare";
 export { ByteBuffer } from "./buffer";
@@ -257,6 +257,8 @@ export function numberToI64(v: Value): i64 {
 // Strings
 
 /** A string over `len` UTF-8 bytes at `data`, which are not copied and must stay in place. */
+// @ts-ignore: decorator
+@inline
 export function stringValue(data: usize, len: i32): Value {
   const v = alloc(offsetof<StringValue>());
   const s = changetype<StringValue>(v);
@@ -292,7 +294,7 @@ export function stringData(v: Value): usize {
 
 export function stringEqualsBytes(v: Value, data: usize, len: i32): bool {
   const s = changetype<StringValue>(v);
-  return s.len == len && memory.compare(s.data, data, len) == 0;
+  return s.len == len && bytesEqual(s.data, data, len);
 }
 
 /** Number of Unicode code points (what `count` returns for a string). */
@@ -357,31 +359,44 @@ export function shallowCopy(v: Value): Value {
   return copy;
 }
 
-// Binary search over sorted items `stride` bytes apart, comparing `key` with the value stored at
-// the start of each item. Returns the index if found, else -(insertion index) - 1.
+// Binary searches over sorted items `stride` bytes apart, comparing with the value stored at
+// the start of each item. They return the index if found, else -(insertion index) - 1.
+
 // @ts-ignore: decorator
 @inline
 function search(items: usize, len: i32, stride: usize, key: Value): i32 {
+  return isString(key)
+    ? searchString(items, len, stride, stringData(key), stringLength(key))
+    : searchValue(items, len, stride, key);
+}
+
+/** For the string made of the given UTF-8 bytes. */
+// @ts-ignore: decorator
+@inline
+function searchString(items: usize, len: i32, stride: usize, data: usize, n: i32): i32 {
   let lo = 0;
   let hi = len - 1;
-  if (isString(key)) {
-    const data = stringData(key);
-    const n = stringLength(key);
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = compareWithString(load<usize>(items + <usize>mid * stride), data, n);
-      if (c < 0) lo = mid + 1;
-      else if (c > 0) hi = mid - 1;
-      else return mid;
-    }
-  } else {
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = compareValues(load<usize>(items + <usize>mid * stride), key);
-      if (c < 0) lo = mid + 1;
-      else if (c > 0) hi = mid - 1;
-      else return mid;
-    }
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareWithString(load<usize>(items + <usize>mid * stride), data, n);
+    if (c < 0) lo = mid + 1;
+    else if (c > 0) hi = mid - 1;
+    else return mid;
+  }
+  return -lo - 1;
+}
+
+// @ts-ignore: decorator
+@inline
+function searchValue(items: usize, len: i32, stride: usize, key: Value): i32 {
+  let lo = 0;
+  let hi = len - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareValues(load<usize>(items + <usize>mid * stride), key);
+    if (c < 0) lo = mid + 1;
+    else if (c > 0) hi = mid - 1;
+    else return mid;
   }
   return -lo - 1;
 }
@@ -463,30 +478,48 @@ export function objectValueAt(v: Value, i: i32): Value {
   return load<usize>(changetype<CollectionValue>(v).items + (<usize>i << 3), 4);
 }
 
-/** The value under key, or 0. */
+// Objects up to this size are searched from the first key for an equal one: most keys differ
+// in length and are rejected at once, which costs less than the ordered comparisons of a binary
+// search.
+// @ts-ignore: decorator
+@inline const LINEAR_SEARCH_MAX: i32 = 8;
+
+/** Index of the string key made of the given UTF-8 bytes, or -1. */
+// @ts-ignore: decorator
+@inline
+function objectFindString(c: CollectionValue, data: usize, len: i32): i32 {
+  const n = c.len;
+  if (n > LINEAR_SEARCH_MAX) {
+    const i = searchString(c.items, n, 8, data, len);
+    return i >= 0 ? i : -1;
+  }
+  for (let i = 0; i < n; i++) {
+    const k = changetype<StringValue>(load<usize>(c.items + (<usize>i << 3)));
+    if (k.tag == TYPE_STRING && k.len == len && bytesEqual(k.data, data, len)) return i;
+  }
+  return -1;
+}
+
+/** The value under key, or 0. Inlined: it is the heart of every `x.y` of a policy. */
+// @ts-ignore: decorator
+@inline
 export function objectGet(v: Value, key: Value): Value {
   const c = changetype<CollectionValue>(v);
-  const i = search(c.items, c.len, 8, key);
+  const i = isString(key) ? objectFindString(c, stringData(key), stringLength(key)) : searchValue(c.items, c.len, 8, key);
   return i >= 0 ? load<usize>(c.items + (<usize>i << 3), 4) : UNDEFINED;
 }
 
 /** The value under the string key made of the given UTF-8 bytes, or 0. */
 export function objectGetBytes(v: Value, data: usize, len: i32): Value {
   const c = changetype<CollectionValue>(v);
-  let lo = 0;
-  let hi = c.len - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const cmp = compareWithString(load<usize>(c.items + (<usize>mid << 3)), data, len);
-    if (cmp < 0) lo = mid + 1;
-    else if (cmp > 0) hi = mid - 1;
-    else return load<usize>(c.items + (<usize>mid << 3), 4);
-  }
-  return UNDEFINED;
+  const i = objectFindString(c, data, len);
+  return i >= 0 ? load<usize>(c.items + (<usize>i << 3), 4) : UNDEFINED;
 }
 
 // Index of key in an object, or -(insertion index) - 1; checks the last key first so that
 // ascending inserts cost one comparison.
+// @ts-ignore: decorator
+@inline
 function objectIndex(c: CollectionValue, key: Value): i32 {
   const n = c.len;
   if (n == 0) return -1;
@@ -575,6 +608,8 @@ export function setAdd(v: Value, x: Value): void {
  * `collection[key]`: an array element (key an integer index), an object value, or for a set the
  * element itself if present. 0 when absent or when v is not a collection.
  */
+// @ts-ignore: decorator
+@inline
 export function getMember(v: Value, key: Value): Value {
   switch (typeOf(v)) {
     case TYPE_OBJECT:
