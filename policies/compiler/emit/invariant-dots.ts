@@ -1,4 +1,5 @@
 import type { Block, Local, Stmt } from '../plan/ir.ts';
+import { forEachStmt } from '../plan/walk.ts';
 
 type Dot = Extract<Stmt, { op: 'Dot' }>;
 
@@ -17,16 +18,9 @@ export function invariantDots(blocks: readonly Block[], params: readonly Local[]
   };
   const visit = (stmt: Stmt): void => {
     switch (stmt.op) {
-      case 'Block':
-        stmt.blocks.forEach(visitBlock);
-        return;
       case 'Scan':
         write(stmt.key);
         write(stmt.value);
-        visitBlock(stmt.block);
-        return;
-      case 'Not':
-        visitBlock(stmt.block);
         return;
       case 'Dot':
         dots.push(stmt);
@@ -53,6 +47,8 @@ export function invariantDots(blocks: readonly Block[], params: readonly Local[]
       case 'SetAdd':
         write(stmt.set);
         return;
+      case 'Block':
+      case 'Not':
       case 'Break':
       case 'Equal':
       case 'NotEqual':
@@ -67,8 +63,7 @@ export function invariantDots(blocks: readonly Block[], params: readonly Local[]
         throw new Error(`unknown statement ${JSON.stringify(stmt satisfies never)}`);
     }
   };
-  const visitBlock = (block: Block): void => block.stmts.forEach(visit);
-  blocks.forEach(visitBlock);
+  forEachStmt(blocks, visit);
 
   const stable = new Set(params.filter((local) => !writes.has(local)));
   const invariant = new Set<Dot>();

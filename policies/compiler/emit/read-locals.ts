@@ -1,4 +1,5 @@
 import type { Block, Local, Operand, Stmt } from '../plan/ir.ts';
+import { forEachStmt } from '../plan/walk.ts';
 
 /**
  * The IR locals some statement reads (or `after` lists), so the emitter can skip producing values
@@ -11,16 +12,11 @@ export function readLocals(blocks: readonly Block[], after: readonly Local[]): S
   };
   const visit = (stmt: Stmt): void => {
     switch (stmt.op) {
-      case 'Block':
-        stmt.blocks.forEach(visitBlock);
-        return;
       case 'Scan':
         read.add(stmt.source);
-        visitBlock(stmt.block);
         return;
+      case 'Block':
       case 'Not':
-        visitBlock(stmt.block);
-        return;
       case 'Break':
       case 'ResetLocal':
       case 'MakeArray':
@@ -69,7 +65,6 @@ export function readLocals(blocks: readonly Block[], after: readonly Local[]): S
         return;
     }
   };
-  const visitBlock = (block: Block): void => block.stmts.forEach(visit);
-  blocks.forEach(visitBlock);
+  forEachStmt(blocks, visit);
   return read;
 }
