@@ -28,8 +28,18 @@ export interface RouteRequestFacts {
 /** What a policy sees of a caller the route does not authenticate (`auth: "none"`). */
 const ANONYMOUS = { keyId: null, env: null, scopes: [], roles: [] };
 
+/** The route policy's input: the facts, the caller and the time, members in canonical order (its digest then needs no sort). */
 export function routePolicyInput(facts: RouteRequestFacts, principal: Principal | null) {
-  return Object.assign({}, facts, { principal: principal ?? ANONYMOUS, now_ns: Date.now() * 1e6 });
+  return {
+    headers: facts.headers,
+    method: facts.method,
+    now_ns: Date.now() * 1e6,
+    path: facts.path,
+    principal: principal ?? ANONYMOUS,
+    query: facts.query,
+    route: facts.route,
+    signature: facts.signature,
+  };
 }
 
 /**
