@@ -37,6 +37,8 @@ export class InvertedFileIndex {
     private readonly centroids: Float32Array,
     /** How many rows the centroids were trained on. */
     readonly trainedRows: number,
+    /** The coarse centroids, and for each the first of its fine cells and how many it has. */
+    private readonly coarse: { centroids: Float32Array; first: Int32Array; count: Int32Array },
   ) {
     this.lists = Array.from({ length: centroids.length / dimensions }, () => []);
   }
@@ -71,18 +73,24 @@ export class InvertedFileIndex {
       if (row % STEP_ROWS === STEP_ROWS - 1) yield;
     }
 
-    const split: Array<{ group: number[]; centroids: Float32Array; first: number }> = [];
+    const split: Array<{ coarseCell: number; group: number[]; centroids: Float32Array; first: number }> = [];
     let cells = 0;
-    for (const group of groups) {
+    for (const [coarseCell, group] of groups.entries()) {
       if (group.length === 0) continue;
       const centroids = sphericalKMeans({ matrix, dimensions, rows: evenSample(group, fineK * IVF.fineSample), k: fineK, iterations: IVF.iterations });
-      split.push({ group, centroids, first: cells });
+      split.push({ coarseCell, group, centroids, first: cells });
       cells += centroids.length / dimensions;
       yield;
     }
     const centroids = new Float32Array(cells * dimensions);
     for (const { centroids: fine, first } of split) centroids.set(fine, first * dimensions);
-    const index = new InvertedFileIndex(dimensions, centroids, rows);
+    const firstFine = new Int32Array(coarseCount);
+    const fineCount = new Int32Array(coarseCount);
+    for (const { coarseCell, centroids: fine, first } of split) {
+      firstFine[coarseCell] = first;
+      fineCount[coarseCell] = fine.length / dimensions;
+    }
+    const index = new InvertedFileIndex(dimensions, centroids, rows, { centroids: coarse, first: firstFine, count: fineCount });
     for (const { group, centroids: fine, first } of split) {
       const count = fine.length / dimensions;
       for (let i = 0; i < group.length; i++) {
@@ -94,9 +102,21 @@ export class InvertedFileIndex {
     return index;
   }
 
-  /** Files `row` (new, or whose vector was replaced) under its most similar cell. */
+  /**
+   * Files `row` (new, or whose vector was replaced) the way training filed every row: under its
+   * most similar coarse centroid, then the most similar fine cell of that one. That scores
+   * ~2·√cells centroids per write instead of all of them (324 at 100,000 rows).
+   */
   place(matrix: Float32Array, row: number): void {
-    const cell = nearestRow(this.centroids, this.cells, matrix, row * this.dimensions, this.dimensions).row;
+    const { dimensions, coarse } = this;
+    const base = row * dimensions;
+    const group = nearestRow(coarse.centroids, coarse.first.length, matrix, base, dimensions).row;
+    const first = coarse.first[group]!;
+    const count = coarse.count[group]!;
+    const cell =
+      count > 0
+        ? first + nearestRow(this.centroids.subarray(first * dimensions, (first + count) * dimensions), count, matrix, base, dimensions).row
+        : nearestRow(this.centroids, this.cells, matrix, base, dimensions).row;
     const previous = this.cellOf[row];
     if (previous === cell) return;
     if (previous !== undefined) {
