@@ -50,7 +50,7 @@ export interface SignatureSummary {
 
 /** How an audit entry records a policy's verdict. */
 export function verdictSummary(verdict: Verdict): PolicyResultSummary {
-  return { allow: verdict.allow, gate: verdict.gate, nextAction: verdict.nextAction, reasons: verdict.reasons, error: verdict.error };
+  return { allow: verdict.allow, error: verdict.error, gate: verdict.gate, nextAction: verdict.nextAction, reasons: verdict.reasons };
 }
 
 export interface AuditEntry {

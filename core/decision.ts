@@ -55,7 +55,11 @@ export interface DecisionRecord {
 /** The labels a context array carries, as the flat map policies read (`"ns:name": value`). */
 export function contextValues(context: DecisionRecord['context']): Record<string, number> {
   const values: Record<string, number> = {};
-  if (Array.isArray(context)) for (const entry of context) values[entry.source] = entry.value;
+  if (!Array.isArray(context)) return values;
+  // Inserted in sorted order, so the policy input's canonical JSON is written natively
+  // (core/canonical-json.ts); the sort is stable, so a repeated source still keeps its last value.
+  const bySource = context.length > 1 ? [...context].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0)) : context;
+  for (const entry of bySource) values[entry.source] = entry.value;
   return values;
 }
 

@@ -113,11 +113,11 @@ export class JwtIdentities {
     const granted = claimList(payload[config.scopesClaim ?? 'scope']);
     const roles = config.rolesClaim ? claimList(payload[config.rolesClaim]) : [];
     return {
-      keyId: `jwt:${config.issuer}#${payload.sub}`,
-      env: config.env,
-      scopes: config.allowedScopes.filter((scope) => granted.includes(scope)),
-      roles,
       claims: payload as Record<string, unknown>,
+      env: config.env,
+      keyId: `jwt:${config.issuer}#${payload.sub}`,
+      roles,
+      scopes: config.allowedScopes.filter((scope) => granted.includes(scope)),
     };
   }
 }

@@ -53,7 +53,7 @@ export function keyView(record: KeyRecord): KeyView {
 }
 
 export function principalOf(record: KeyRecord): Principal {
-  return { keyId: record.id, env: record.env, scopes: record.scopes, roles: record.roles };
+  return { env: record.env, keyId: record.id, roles: record.roles, scopes: record.scopes };
 }
 
 export class KeyRegistry {

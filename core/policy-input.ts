@@ -19,33 +19,31 @@ export interface RequestFacts {
   signature: SignatureFacts;
 }
 
-export const UNSIGNED: SignatureFacts = { verified: false, keyId: null, alg: null, label: null, covered: [] };
+export const UNSIGNED: SignatureFacts = { alg: null, covered: [], keyId: null, label: null, verified: false };
 
+/**
+ * Members are listed in sorted order, at every level Gatehouse controls, so the input's canonical
+ * JSON (its digest) is written natively instead of member by member (core/canonical-json.ts).
+ */
 export function policyInput(action: DecisionAction, decision: DecisionRecord, principal: Principal, request: RequestFacts) {
-  const caller: { keyId: string; env: string; scopes: string[]; roles: string[]; claims?: unknown } = {
-    keyId: principal.keyId,
-    env: principal.env,
-    scopes: principal.scopes,
-    roles: principal.roles,
-  };
-  if (principal.claims) caller.claims = principal.claims;
+  const { keyId, env, scopes, roles, claims } = principal;
   return {
     action,
     decision: {
-      id: decision.id,
-      title: decision.title,
-      policy: decision.policy,
-      status: decision.status,
+      approvals: decision.approvals.map((a) => ({ at: a.at, keyId: a.keyId, roles: a.roles })),
       context: decision.context,
       contextValues: contextValues(decision.context),
+      createdAt: decision.createdAt,
+      createdBy: decision.createdBy,
+      id: decision.id,
       inputs: decision.inputs,
       objectives: decision.objectives,
-      createdBy: decision.createdBy,
-      approvals: decision.approvals.map((a) => ({ keyId: a.keyId, roles: a.roles, at: a.at })),
-      createdAt: decision.createdAt,
+      policy: decision.policy,
+      status: decision.status,
+      title: decision.title,
     },
-    principal: caller,
-    request,
     now_ns: Date.now() * 1e6,
+    principal: claims ? { claims, env, keyId, roles, scopes } : { env, keyId, roles, scopes },
+    request,
   };
 }

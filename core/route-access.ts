@@ -26,7 +26,7 @@ export interface RouteRequestFacts {
 }
 
 /** What a policy sees of a caller the route does not authenticate (`auth: "none"`). */
-const ANONYMOUS = { keyId: null, env: null, scopes: [], roles: [] };
+const ANONYMOUS = { env: null, keyId: null, roles: [], scopes: [] };
 
 /** The route policy's input: the facts, the caller and the time, members in canonical order (its digest then needs no sort). */
 export function routePolicyInput(facts: RouteRequestFacts, principal: Principal | null) {

@@ -10,6 +10,13 @@ function sortedCopy(value: unknown): unknown {
   return out;
 }
 
+/** `depth` objects nested in each other around `leaf`: deeper than the order check looks. */
+function nested(depth: number, leaf: unknown): unknown {
+  let value = leaf;
+  for (let i = 0; i < depth; i++) value = { a: i, [`k${i}`]: value };
+  return value;
+}
+
 t.test('canonical JSON is JSON with sorted keys, whatever the strings hold', async (t) => {
   const samples: unknown[] = [
     { b: 1, a: [3, 2, { z: null, y: 'x' }], c: { e: true, d: -0.5 } },
@@ -21,6 +28,14 @@ t.test('canonical JSON is JSON with sorted keys, whatever the strings hold', asy
     42,
     null,
     { big: 1e21, small: 1e-7, int: Number.MAX_SAFE_INTEGER },
+    // Already in order at the top, out of order below it, and the other way round.
+    { a: 1, b: { y: [{ d: 1, c: 2 }], x: 'q' }, c: [undefined, 'z'] },
+    { z: { a: 1, b: [1, { c: null }] }, a: { a: 'x' } },
+    Object.assign(Object.create(null) as object, { b: 2, a: 1 }),
+    nested(40, { b: 1, a: 2 }),
+    nested(40, { a: 1, b: 2 }),
+    // A class instance is read for its own members, as before, whatever its toJSON says.
+    { when: new Date(0) },
   ];
   for (const sample of samples) t.equal(canonicalJson(sample), JSON.stringify(sortedCopy(sample)), JSON.stringify(sample));
 });

@@ -43,7 +43,7 @@ export function judgeCallerSignature(
   });
   const judged = (summary: Partial<SignatureSummary> & Pick<SignatureSummary, 'outcome'>, refusal: GatehouseError | null = null, facts = UNSIGNED): CallerSignature => ({
     facts,
-    summary: { label: null, keyId: null, alg: null, failure: null, ...summary },
+    summary: { alg: summary.alg ?? null, failure: summary.failure ?? null, keyId: summary.keyId ?? null, label: summary.label ?? null, outcome: summary.outcome },
     refusal,
   });
   switch (outcome.outcome) {
@@ -51,7 +51,7 @@ export function judgeCallerSignature(
       return judged(
         { outcome: 'verified', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg },
         null,
-        { verified: true, keyId: outcome.keyId, alg: outcome.alg, label: outcome.label, covered: outcome.covered },
+        { alg: outcome.alg, covered: outcome.covered, keyId: outcome.keyId, label: outcome.label, verified: true },
       );
     case 'failed':
       return judged(

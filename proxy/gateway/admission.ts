@@ -33,7 +33,7 @@ export async function admit(services: Services, ex: ProxyExchange, route: ProxyR
     query: queryFacts(ex.rawQuery),
     headers: policyHeaders(req.headers),
     signature: ex.signature,
-    route: { name: route.name, upstream: route.upstream.href, requireSignature: route.requireSignature },
+    route: { name: route.name, requireSignature: route.requireSignature, upstream: route.upstream.href },
   };
   ex.check = services.workflow.evaluateInput(route.policy, routePolicyInput(ex.facts, ex.principal));
   // Without a principal (`auth: "none"`) nobody could sign: the policy's denial stands as it is.

@@ -35,7 +35,7 @@ export function proxiedAuditDraft(
     result: check ? verdictSummary(check.verdict) : null,
     traceparent: request.traceparent,
     replayed: false,
-    proxy: { route: request.routeName, ...proxy },
+    proxy: { outcome: proxy.outcome, route: request.routeName, upstreamLatencyMs: proxy.upstreamLatencyMs, upstreamStatus: proxy.upstreamStatus },
     ...(request.signatureSummary ? { signature: request.signatureSummary } : {}),
   };
 }

@@ -19,7 +19,8 @@ const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'te', 'trail
 const SIGNATURE_HEADERS = ['signature', 'signature-input'];
 
 /** What a route policy sees of a request's headers: nothing that carries a credential. */
-const POLICY_HEADERS = ['accept', 'accept-language', 'content-type', 'content-length', 'content-digest', 'origin', 'user-agent', 'x-request-id'];
+// Sorted, so the headers a policy sees are too (core/canonical-json.ts writes such values natively).
+const POLICY_HEADERS = ['accept', 'accept-language', 'content-digest', 'content-length', 'content-type', 'origin', 'user-agent', 'x-request-id'];
 
 /** What a held request keeps to send later; anything else (cookies, credentials) is not stored. */
 const HELD_HEADERS = [
