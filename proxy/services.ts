@@ -60,6 +60,8 @@ export interface Services {
 export interface SignatureServices {
   verifier: RequestSignatureVerifier;
   replay: ReplayGuard;
+  /** The same registry as `Services.signingKeys`, so this is all a signature check needs. */
+  signingKeys: SigningKeyRegistry;
   mode: SignatureMode;
   /** Scheme and authority of `@target-uri` when set; otherwise `http` and the Host header. */
   publicUrl: URL | null;
@@ -99,6 +101,7 @@ export function buildServices(options: ServiceOptions): Services {
   new DecisionMemory(memory, objectives, workflow);
   const webhooks = new Webhooks(store, events, options.webhooks);
   const replay = new ReplayGuard(store);
+  const signingKeys = new SigningKeyRegistry(store);
   return {
     store,
     evaluator,
@@ -117,10 +120,11 @@ export function buildServices(options: ServiceOptions): Services {
     rateLimiter: new RateLimiter(options.rateLimits),
     metrics,
     limits: { bodyBytes: options.bodyLimitBytes },
-    signingKeys: new SigningKeyRegistry(store),
+    signingKeys,
     signatures: {
       verifier: new RequestSignatureVerifier(replay, options.signatures?.skewSeconds ?? DEFAULT_SKEW_SECONDS),
       replay,
+      signingKeys,
       mode: options.signatures?.mode ?? 'production',
       publicUrl: options.signatures?.publicUrl ?? null,
     },

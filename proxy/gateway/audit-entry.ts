@@ -8,10 +8,11 @@ import type { ProxyExchange } from './exchange.ts';
  * is `proxy:<name>` (or `proxy:unmatched`), which keeps gateway entries apart from /v1 ones.
  * Entries of authenticated requests carry `signature`, as /v1 entries do.
  */
-export type AuditedRequest = Pick<ProxyExchange, 'requestId' | 'method' | 'path' | 'principal' | 'check' | 'traceparent' | 'signatureSummary'> & { routeName: string };
+export type AuditedRequest = Pick<ProxyExchange, 'requestId' | 'method' | 'path' | 'principal' | 'check' | 'traceparent' | 'signatureSummary'>;
 
 export function proxiedAuditDraft(
   request: AuditedRequest,
+  routeName: string,
   reply: { status: number; code: string | null },
   proxy: Omit<ProxiedSummary, 'route'>,
   decision: Pick<DecisionRecord, 'id' | 'auditTrail'> | null = null,
@@ -23,7 +24,7 @@ export function proxiedAuditDraft(
     keyId: request.principal?.keyId ?? null,
     env: request.principal?.env ?? null,
     method: request.method,
-    route: `proxy:${request.routeName}`,
+    route: `proxy:${routeName}`,
     path: request.path,
     status: reply.status,
     code: reply.code,
@@ -35,7 +36,7 @@ export function proxiedAuditDraft(
     result: check ? verdictSummary(check.verdict) : null,
     traceparent: request.traceparent,
     replayed: false,
-    proxy: { outcome: proxy.outcome, route: request.routeName, upstreamLatencyMs: proxy.upstreamLatencyMs, upstreamStatus: proxy.upstreamStatus },
+    proxy: { outcome: proxy.outcome, route: routeName, upstreamLatencyMs: proxy.upstreamLatencyMs, upstreamStatus: proxy.upstreamStatus },
     ...(request.signatureSummary ? { signature: request.signatureSummary } : {}),
   };
 }

@@ -86,7 +86,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     const close = code === 'payload_too_large';
     answer(res, ex, reply, close);
     count(ex, 'denied', reply.status);
-    audit(proxiedAuditDraft({ ...ex, routeName: ex.route?.name ?? 'unmatched' }, { status: reply.status, code }, { outcome: 'denied', upstreamStatus: null, upstreamLatencyMs: null }));
+    audit(proxiedAuditDraft(ex, ex.route?.name ?? 'unmatched', { status: reply.status, code }, { outcome: 'denied', upstreamStatus: null, upstreamLatencyMs: null }));
   };
 
   const forward = async (req: IncomingMessage, res: ServerResponse, ex: ProxyExchange) => {
@@ -106,7 +106,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     if (result.latencyMs !== null) services.metrics.upstreamLatency.observe({ route: route.name, status: String(result.upstreamStatus) }, result.latencyMs / 1000);
     const outcome = result.failure ? 'failed' : 'forwarded';
     count(ex, outcome, status);
-    audit(proxiedAuditDraft({ ...ex, routeName: route.name }, { status, code: code ?? (result.clientGone ? 'client_closed' : null) }, {
+    audit(proxiedAuditDraft(ex, route.name, { status, code: code ?? (result.clientGone ? 'client_closed' : null) }, {
       outcome,
       upstreamStatus: result.upstreamStatus,
       upstreamLatencyMs: result.latencyMs,
@@ -150,7 +150,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
         refusal,
         record: (ex: ProxyExchange, o: UpgradeOutcome) => {
           count(ex, o.outcome, o.status);
-          audit(proxiedAuditDraft({ ...ex, routeName: ex.route?.name ?? 'unmatched' }, { status: o.status, code: o.code }, {
+          audit(proxiedAuditDraft(ex, ex.route?.name ?? 'unmatched', { status: o.status, code: o.code }, {
             outcome: o.outcome,
             upstreamStatus: o.upstreamStatus,
             upstreamLatencyMs: o.latencyMs,

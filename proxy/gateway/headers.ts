@@ -46,6 +46,11 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+// `delete` is a call into the engine even when the header is absent, as most named here are.
+function remove(headers: IncomingHttpHeaders, name: string): void {
+  if (headers[name] !== undefined) delete headers[name];
+}
+
 function pick(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
@@ -73,8 +78,8 @@ export function heldHeaders(headers: IncomingHttpHeaders): Record<string, string
 /** Removes the hop-by-hop headers, including those the Connection header names. */
 export function stripHopByHop(headers: IncomingHttpHeaders): void {
   const named = single(headers['connection']);
-  if (named) for (const name of named.split(',')) delete headers[name.trim().toLowerCase()];
-  for (const name of HOP_BY_HOP) delete headers[name];
+  if (named) for (const name of named.split(',')) remove(headers, name.trim().toLowerCase());
+  for (const name of HOP_BY_HOP) remove(headers, name);
 }
 
 export interface ForwardContext {
@@ -92,19 +97,19 @@ export interface ForwardContext {
 export function prepareUpstreamHeaders(headers: IncomingHttpHeaders, context: ForwardContext): string {
   const host = headers['host'];
   stripHopByHop(headers);
-  for (const name of SIGNATURE_HEADERS) delete headers[name];
-  if (context.authorizationIsOurs) delete headers['authorization'];
+  for (const name of SIGNATURE_HEADERS) remove(headers, name);
+  if (context.authorizationIsOurs) remove(headers, 'authorization');
   if (context.hasBody && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
   const forwardedFor = single(headers['x-forwarded-for']);
   if (context.clientAddress) headers['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${context.clientAddress}` : context.clientAddress;
   headers['x-forwarded-proto'] = 'http';
   if (host) headers['x-forwarded-host'] = host;
-  else delete headers['x-forwarded-host'];
+  else remove(headers, 'x-forwarded-host');
   const traceparent = single(headers['traceparent']);
   if (traceparent !== undefined && TRACEPARENT.test(traceparent)) return traceparent;
   const generated = newTraceparent();
   headers['traceparent'] = generated;
-  delete headers['tracestate'];
+  remove(headers, 'tracestate');
   return generated;
 }
 

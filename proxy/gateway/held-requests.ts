@@ -36,7 +36,8 @@ export async function holdRequest(services: Services, ex: ProxyExchange, req: In
   const location = `/v1/decisions/${decision.id}`;
   const reply = json(202, { ...decisionView(decision), result: `${location}/result` }, { location });
   const audit = proxiedAuditDraft(
-    { ...ex, routeName: ex.route!.name },
+    ex,
+    ex.route!.name,
     { status: reply.status, code: null },
     { outcome: 'held', upstreamStatus: null, upstreamLatencyMs: null },
     decision,
@@ -81,8 +82,8 @@ export class HeldRequestSending implements HeldRequestSender {
         traceparent: held.forward.headers['traceparent'] ?? null,
         // Gatehouse sends it, unsigned; how the requester signed is on the hold's entry.
         signatureSummary: null,
-        routeName: held.facts.route.name,
       },
+      held.facts.route.name,
       { status: upstreamStatus ?? (outcome.kind === 'failure' && outcome.code === 'upstream_timeout' ? 504 : 502), code: outcome.kind === 'failure' ? outcome.code : null },
       { outcome: outcome.kind === 'response' ? 'sent' : 'failed', upstreamStatus, upstreamLatencyMs: outcome.kind === 'response' ? outcome.response.latencyMs : null },
       { id: held.decisionId, auditTrail: held.auditTrail },

@@ -34,7 +34,7 @@ export async function verifySignature(services: Services, ex: ProxyExchange, req
   if (ex.hasBody && signed && coversContentDigest(headers)) {
     await readBody(ex, req, services.limits.bodyBytes, 'a body whose Content-Digest is signed is read whole to check it');
   }
-  const { signatures, signingKeys } = services;
+  const { signatures } = services;
   const publicUrl = signatures.publicUrl;
   const view = {
     method: ex.method,
@@ -44,7 +44,7 @@ export async function verifySignature(services: Services, ex: ProxyExchange, req
     query: ex.rawQuery,
     headers,
   };
-  const judged = judgeCallerSignature({ ...signatures, signingKeys }, principal, { view, body: ex.body, unreadBody: ex.hasBody && ex.body === null });
+  const judged = judgeCallerSignature(signatures, principal, { view, body: ex.body, unreadBody: ex.hasBody && ex.body === null });
   ex.signature = judged.facts;
   ex.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;

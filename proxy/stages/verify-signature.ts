@@ -12,9 +12,9 @@ export function verifySignature(ctx: RequestContext): void {
   const principal = ctx.principal;
   // Public routes have no caller to sign; an oversized body is refused whole by validation.
   if (!principal || ctx.bodyTooLarge) return;
-  const { signingKeys, signatures } = ctx.services;
+  const { signatures } = ctx.services;
   const bootstrap = ctx.route?.signatureBootstrap === true && ctx.params.id === principal.keyId;
-  const judged = judgeCallerSignature(Object.assign({}, signatures, { signingKeys }), principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap);
+  const judged = judgeCallerSignature(signatures, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap);
   ctx.signature = judged.facts;
   ctx.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;
