@@ -206,6 +206,34 @@ t.test('objects and sets are sorted', async (t) => {
   t.equal(rt.dump(nested), '[[1],[1,2],[2]]', 'sets of sets');
 });
 
+t.test('parsed objects: keys in any order, a repeated key keeps its last value', async (t) => {
+  // The parser places members by scanning back from the last key up to 8 keys and through
+  // objectInsert beyond, so the objects cross that size. Keys share first bytes (compared past
+  // them), and some are written escaped, which must still match their plain spelling.
+  const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+  const escaped = (key: string) => `"${Array.from(key, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"`;
+  const pool = ['', 'a', 'ab', 'b', 'ba', 'é', 'k1', 'k10', 'k2', 'action', 'object', 'user', 'zz'];
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const start = x.opa_heap_ptr_get();
+  let failures = 0;
+  let mostKeys = 0;
+  for (let round = 0; round < 500; round++) {
+    const members = Array.from({ length: 1 + random(20) }, (_, i): [string, number] => [pool[random(pool.length)]!, i]);
+    const text = `{${members.map(([key, v]) => `${random(4) ? JSON.stringify(key) : escaped(key)}:${v}`).join(',')}}`;
+    const last = new Map(members);
+    mostKeys = Math.max(mostKeys, last.size);
+    const expected = `{${[...last.keys()].sort(utf8Order).map((key) => `${JSON.stringify(key)}:${last.get(key)}`).join(',')}}`;
+    if (rt.dump(rt.v(text)) !== expected) failures++;
+    x.opa_heap_ptr_set(start);
+  }
+  t.equal(failures, 0);
+  t.ok(mostKeys > 8, 'some objects outgrow the backward scan');
+});
+
 t.test('object lookups at every size, with keys sharing long prefixes', async (t) => {
   // Small objects are searched key by key, larger ones by bisection; keys are compared eight
   // bytes at a time, so they share prefixes of up to 17 bytes and differ at every position.

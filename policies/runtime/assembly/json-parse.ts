@@ -4,10 +4,11 @@
 // must stay in place as long as the value is used (true of the input the host writes below the
 // heap pointer, of data segments, and of anything allocated on the heap before it).
 
+import { compareBytes } from "./compare";
 import { parseDecimal } from "./float-parse";
 import { alloc } from "./heap";
 import {
-  Value, UNDEFINED, NULL_VALUE, TRUE_VALUE, FALSE_VALUE,
+  Value, UNDEFINED, NULL_VALUE, TRUE_VALUE, FALSE_VALUE, StringValue, CollectionValue,
   intValue, floatValue, bigIntegerValue, stringValue,
   newArray, arrayAppend, newObject, objectInsert,
 } from "./value";
@@ -15,6 +16,11 @@ import {
 // Nesting beyond this is refused rather than risking the native stack.
 // @ts-ignore: decorator
 @inline const MAX_DEPTH: i32 = 2048;
+
+// Objects up to this size place each member by scanning back from the last key (see addMember);
+// larger ones go through objectInsert's bisection.
+// @ts-ignore: decorator
+@inline const LINEAR_INSERT_MAX: i32 = 8;
 
 // "true", "fals", "null" as little-endian u32 words.
 // @ts-ignore: decorator
@@ -132,8 +138,7 @@ function parseObject(): Value {
     pos++;
     const v = parseValue();
     if (!v) return UNDEFINED;
-    // A repeated key keeps its last value, as JSON decoders do.
-    objectInsert(object, key, v);
+    addMember(object, key, v);
     skipWhitespace();
     if (pos >= end) return UNDEFINED;
     const c = load<u8>(pos++);
@@ -145,8 +150,53 @@ function parseObject(): Value {
   return object;
 }
 
+/**
+ * Puts a member into a parsed object, keeping key order; a repeated key keeps its last value, as
+ * JSON decoders do. JSON objects are mostly small, with keys in no particular order, so for those
+ * a backward scan with inline key comparisons costs less than objectInsert's general search
+ * (whose keys may be of any type) and its calls.
+ */
+// @ts-ignore: decorator
+@inline
+function addMember(object: Value, key: Value, value: Value): void {
+  const c = changetype<CollectionValue>(object);
+  const n = c.len;
+  if (n > LINEAR_INSERT_MAX || n == c.cap) {
+    objectInsert(object, key, value);
+    return;
+  }
+  const items = c.items;
+  let at = items + (<usize>n << 3);
+  let order = -1;
+  while (at > items && (order = compareKeys(load<Value>(at - 8), key)) > 0) at -= 8;
+  if (order == 0) {
+    store<Value>(at - 8, value, 4);
+    return;
+  }
+  for (let p = items + (<usize>n << 3); p > at; p -= 8) store<u64>(p, load<u64>(p - 8));
+  store<Value>(at, key);
+  store<Value>(at, value, 4);
+  c.len = n + 1;
+}
+
+// Two keys of a parsed object, which are always strings. Keys mostly differ in their first byte,
+// which settles the order without a call.
+// @ts-ignore: decorator
+@inline
+function compareKeys(a: Value, b: Value): i32 {
+  const s = changetype<StringValue>(a);
+  const t = changetype<StringValue>(b);
+  if (s.len && t.len) {
+    const first = <i32>load<u8>(s.data) - <i32>load<u8>(t.data);
+    if (first) return first;
+  }
+  return compareBytes(s.data, s.len, t.data, t.len);
+}
+
 // pos is at the opening quote. Eight bytes at a time up to the first quote, backslash or control
 // character, which `stringStops` locates without a second, bytewise pass.
+// @ts-ignore: decorator
+@inline
 function parseString(): Value {
   const start = pos + 1;
   let p = start;

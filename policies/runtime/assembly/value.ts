@@ -454,6 +454,8 @@ export function arrayAppend(v: Value, x: Value): void {
 // ---------------------------------------------------------------------------------------------
 // Objects
 
+// @ts-ignore: decorator
+@inline
 export function newObject(capacity: i32): Value {
   return newCollection(TYPE_OBJECT, capacity, 8);
 }
