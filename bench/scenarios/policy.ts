@@ -258,14 +258,18 @@ function measure<T>(targets: Target<T>[], inputs: T[], options: { durationS: num
       const { fn, batch, histogram } = run;
       const started = process.hrtime.bigint();
       const end = started + SLICE_NS;
-      for (let start = started; start < end; ) {
+      let timed = 0n;
+      // The clock is read right before and after the calls: the histogram's bookkeeping between
+      // samples (about 0.2 µs here) is not the call's, and stays out of its time.
+      for (let now = started; now < end; ) {
+        const start = process.hrtime.bigint();
         for (let j = 0; j < batch; j++) if (fn(inputs[(run.done + j) % inputs.length]!)) run.allowed++;
-        const now = process.hrtime.bigint();
+        now = process.hrtime.bigint();
+        timed += now - start;
         histogram.recordValueWithCount(Math.max(1, Math.round(Number(now - start) / batch)), batch);
         run.done += batch;
-        start = now;
       }
-      run.elapsedNs += process.hrtime.bigint() - started;
+      run.elapsedNs += timed;
     }
   }
 
