@@ -127,12 +127,13 @@ export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
 }
 
 /**
- * The entry that follows `tail`, before its hash. Members are written in sorted order so the
- * canonical JSON that is hashed needs no sort (the optional ones, appended when present, cost
- * one). Every member of AuditEntry is listed.
+ * The entry that follows `tail`, before its hash. Members are written in sorted order, so its
+ * canonical JSON is written natively (core/canonical-json.ts). The optional ones are always
+ * present, undefined when absent: canonical JSON drops undefined members, so the hash is the same
+ * as without them, and every entry has one shape. Every member of AuditEntry is listed.
  */
 function linkedEntry(draft: AuditDraft, tail: ChainTail): Omit<AuditEntry, 'hash'> {
-  const entry: Omit<AuditEntry, 'hash'> = {
+  return {
     at: draft.at,
     code: draft.code,
     decisionId: draft.decisionId,
@@ -144,18 +145,17 @@ function linkedEntry(draft: AuditDraft, tail: ChainTail): Omit<AuditEntry, 'hash
     path: draft.path,
     policy: draft.policy,
     prevHash: tail.hash,
+    proxy: draft.proxy,
     replayed: draft.replayed,
     requestId: draft.requestId,
     result: draft.result,
     route: draft.route,
     seq: tail.seq + 1,
+    signature: draft.signature,
     status: draft.status,
     traceRef: draft.traceRef,
     traceparent: draft.traceparent,
   };
-  if (draft.proxy) entry.proxy = draft.proxy;
-  if (draft.signature) entry.signature = draft.signature;
-  return entry;
 }
 
 interface ChainTail {
