@@ -19,7 +19,7 @@ export function claimIdempotency(ctx: RequestContext): Reply | null {
   }
   if (!KEY_SHAPE.test(key)) throw new GatehouseError('invalid_request', 'Idempotency-Key must be 1-255 visible ASCII characters');
   const scoped: [typeof ctx.principal.env, string, string] = [ctx.principal.env, ctx.principal.keyId, key];
-  const fingerprint = digest({ method: ctx.method, path: ctx.path, body: ctx.body ?? null });
+  const fingerprint = digest({ body: ctx.body ?? null, method: ctx.method, path: ctx.path });
   const claim = ctx.services.idempotency.claim(scoped, fingerprint);
   switch (claim.kind) {
     case 'in_flight':
