@@ -1,5 +1,5 @@
 import { withApproval } from './approvals.ts';
-import { digest } from './canonical-json.ts';
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { ContextEntry, DecisionAction, DecisionRecord, DecisionStatus } from './decision.ts';
 import type { DecisionStore } from './decision-store.ts';
 import { assertTransition } from './decision-transitions.ts';
@@ -117,11 +117,13 @@ export class DecisionWorkflow {
    * the checks of decisions.
    */
   evaluateInput(policy: string, input: unknown): PolicyCheck {
-    const evaluation = this.evaluate(policy, input);
+    // Serialised once: the policy evaluates the very text the digest is taken of.
+    const json = canonicalJson(input);
+    const evaluation = this.evaluate(policy, json);
     const check: PolicyCheck = {
       policy,
       moduleHash: evaluation.moduleHash,
-      inputDigest: digest(input),
+      inputDigest: sha256Hex(json),
       durationNs: evaluation.durationNs,
       verdict: readVerdict(evaluation),
     };
@@ -130,9 +132,9 @@ export class DecisionWorkflow {
   }
 
   /** An engine that throws (a policy unloaded by a reload, say) is a failed evaluation: deny. */
-  private evaluate(policy: string, input: unknown): PolicyEvaluation {
+  private evaluate(policy: string, inputJson: string): PolicyEvaluation {
     try {
-      return this.evaluator.evaluate(policy, input);
+      return this.evaluator.evaluateJson(policy, inputJson);
     } catch (error) {
       return { policy, moduleHash: 'unknown', value: undefined, error: error instanceof Error ? error.message : String(error), durationNs: 0 };
     }

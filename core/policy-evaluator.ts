@@ -22,7 +22,11 @@ export interface PolicyEvaluator {
   names(): string[];
   has(name: string): boolean;
   info(name: string): PolicyInfo | undefined;
-  evaluate(name: string, input: unknown): PolicyEvaluation;
+  /**
+   * Evaluates policy `name` on an input given as its JSON text: the text its digest is taken of,
+   * so the policy evaluates exactly what the audit entry describes, serialised once.
+   */
+  evaluateJson(name: string, inputJson: string): PolicyEvaluation;
 }
 
 export interface Verdict {

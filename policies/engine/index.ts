@@ -14,6 +14,7 @@ import { buildPolicies } from '../compiler/build.ts';
 import { CompileErrors } from '../compiler/errors.ts';
 import { UnknownPolicyError } from './errors.ts';
 import { loadRegistry, type PolicyInfo, type PolicyRegistry } from './registry.ts';
+import type { EvaluationOutcome, PolicyInstance } from './policy-instance.ts';
 import { watchSources, type SourceWatcher } from './source-watcher.ts';
 
 export { UnknownPolicyError } from './errors.ts';
@@ -108,6 +109,18 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
    * — only UnknownPolicyError for a name that is not loaded.
    */
   evaluate(name: string, input: unknown, entrypoint: number | string = 0): Evaluation {
+    return this.run(name, entrypoint, (instance, id) => instance.evaluate(input, id));
+  }
+
+  /**
+   * As `evaluate`, with the input given as its JSON text: a caller that serialised the input
+   * already (to take its digest, say) saves the engine doing it again.
+   */
+  evaluateJson(name: string, inputJson: string, entrypoint: number | string = 0): Evaluation {
+    return this.run(name, entrypoint, (instance, id) => instance.evaluateJson(inputJson, id));
+  }
+
+  private run(name: string, entrypoint: number | string, evaluate: (instance: PolicyInstance, id: number) => EvaluationOutcome): Evaluation {
     // Holding this registry keeps its modules for the whole evaluation, whatever reloads do.
     const loaded = this.lookup(this.registry, name);
     const { moduleHash, entrypoints } = loaded.info;
@@ -115,7 +128,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     if (id === undefined || !Number.isInteger(id) || id < 0 || id >= entrypoints.length) {
       return { policy: name, moduleHash, value: undefined, error: `policy ${name} has no entrypoint ${entrypoint}`, durationNs: 0 };
     }
-    const outcome = loaded.instance.evaluate(input, id);
+    const outcome = evaluate(loaded.instance, id);
     return { policy: name, moduleHash, ...outcome };
   }
 

@@ -54,10 +54,13 @@ function instantiate(module: WebAssembly.Module, maxMemoryPages: number, data: u
   return policy;
 }
 
-/** Encodes the input ourselves: the SDK would treat falsy inputs (`false`, `0`, `null`) as absent. */
-function encodeInput(input: unknown): ArrayBuffer | undefined {
-  if (input === undefined) return undefined;
-  const bytes = new TextEncoder().encode(JSON.stringify(input));
+/**
+ * The input as the SDK takes it ready-made: encoded here, since the SDK would treat falsy inputs
+ * (`false`, `0`, `null`) as absent.
+ */
+function encodeInput(json: string | undefined): ArrayBuffer | undefined {
+  if (json === undefined) return undefined;
+  const bytes = new TextEncoder().encode(json);
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
 }
@@ -101,22 +104,35 @@ export class PolicyInstance {
     }
   }
 
-  /** Evaluates one entrypoint; never throws (see the module comment). */
+  /** Evaluates one entrypoint on `input`; never throws (see the module comment). */
   evaluate(input: unknown, entrypoint: number): EvaluationOutcome {
+    let json: string | undefined;
+    try {
+      json = input === undefined ? undefined : JSON.stringify(input);
+    } catch (thrown) {
+      return { value: undefined, error: describeFailure(thrown), durationNs: 0 };
+    }
+    return this.evaluateJson(json, entrypoint);
+  }
+
+  /**
+   * Evaluates one entrypoint on an input given as its JSON text (undefined: no input), for a
+   * caller that has the text already; never throws.
+   */
+  evaluateJson(json: string | undefined, entrypoint: number): EvaluationOutcome {
     const started = process.hrtime.bigint();
-    const elapsed = (): number => Number(process.hrtime.bigint() - started);
     try {
       if (this.failed) {
         this.policy = instantiate(this.module, this.maxMemoryPages, this.data);
         this.failed = false;
       }
-      const resultSet = withEvaluationClock(() => this.policy.evaluate(encodeInput(input), entrypoint)) as
+      const resultSet = withEvaluationClock(() => this.policy.evaluate(encodeInput(json), entrypoint)) as
         | Array<{ result: unknown }>
         | null;
-      return { value: resultSet?.[0]?.result, durationNs: elapsed() };
+      return { value: resultSet?.[0]?.result, durationNs: Number(process.hrtime.bigint() - started) };
     } catch (thrown) {
       this.failed = true;
-      return { value: undefined, error: describeFailure(thrown), durationNs: elapsed() };
+      return { value: undefined, error: describeFailure(thrown), durationNs: Number(process.hrtime.bigint() - started) };
     }
   }
 }

@@ -42,7 +42,7 @@ export const NO_POLICIES: PolicyEvaluator = {
   names: () => [],
   has: () => false,
   info: () => undefined,
-  evaluate: (policy) => ({ policy, moduleHash: '', value: undefined, error: 'no policies are loaded', durationNs: 0 }),
+  evaluateJson: (policy) => ({ policy, moduleHash: '', value: undefined, error: 'no policies are loaded', durationNs: 0 }),
 };
 
 export function tempDir(t: Teardown, prefix = 'gatehouse-test-'): string {
