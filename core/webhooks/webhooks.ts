@@ -77,7 +77,9 @@ export class Webhooks {
 
   /** Fans out new events, then wakes the dispatcher for what that queued (and what routes queued). */
   private kick(): void {
-    if (this.stopped) return;
+    // Every committed call kicks; with no endpoint there is nothing to fan out or deliver, and
+    // the first endpoint's own commit kicks again.
+    if (this.stopped || this.endpoints.isEmpty()) return;
     this.dispatcher.wake();
     void this.fanOut.run().then(
       () => this.dispatcher.wake(),
