@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
  * audit entry passes through here. Most values Gatehouse builds already list their members in
  * sorted order (audit entries, policy inputs), and for those the text is exactly what the
  * engine's native JSON.stringify writes, at a fraction of the cost of building it here; the
- * check that a value qualifies walks it without allocating. Anything else is built member by
+ * check that a value qualifies only reads it. Anything else is built member by
  * member, each subtree again taking the native path when it qualifies.
  */
 export function canonicalJson(value: unknown): string {
@@ -33,10 +33,15 @@ function inCanonicalOrder(value: unknown, depth: number): boolean {
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
-  const keys = Object.keys(value as object);
-  // The keys' order first: when it is wrong, nothing below needs walking.
-  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
-  for (const key of keys) if (!inCanonicalOrder((value as Record<string, unknown>)[key], depth - 1)) return false;
+  // for…in reads the keys from the engine's enumeration cache, where Object.keys would allocate
+  // an array; a plain object has no inherited enumerable keys. The keys' order is checked first:
+  // when it is wrong, nothing below needs walking.
+  let previous: string | undefined;
+  for (const key in value) {
+    if (previous !== undefined && previous > key) return false;
+    previous = key;
+  }
+  for (const key in value) if (!inCanonicalOrder((value as Record<string, unknown>)[key], depth - 1)) return false;
   return true;
 }
 
