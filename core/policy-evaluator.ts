@@ -44,9 +44,9 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
-/** Reads the package document a decision policy returns into a verdict, failing closed. */
-export function readVerdict(evaluation: PolicyEvaluation): Verdict {
-  const denied = (error: string): Verdict => ({
+/** The verdict of a policy that could not answer. A module function, not a closure per call (see judged in signatures/caller-signature.ts). */
+function denied(error: string): Verdict {
+  return {
     allow: false,
     gate: 'denied',
     nextAction: 'none',
@@ -54,7 +54,11 @@ export function readVerdict(evaluation: PolicyEvaluation): Verdict {
     approvals: { roles: [], count: 0 },
     requireSignature: false,
     error,
-  });
+  };
+}
+
+/** Reads the package document a decision policy returns into a verdict, failing closed. */
+export function readVerdict(evaluation: PolicyEvaluation): Verdict {
   if (evaluation.error) {
     const message = evaluation.error instanceof Error ? evaluation.error.message : String(evaluation.error);
     return denied(`policy ${evaluation.policy} failed: ${message}`);

@@ -144,6 +144,13 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     });
   };
 
+  // Once per server, not a closure per request: the TypeScript loader (tsx) names every named
+  // closure it creates with a defineProperty call.
+  const start = (res: HttpResponse, ctx: RequestContext) => {
+    res.started = true;
+    void runPipeline(ctx).then((reply) => send(res, ctx, reply));
+  };
+
   const handler = (routes: Map<string, RouteDef>, pattern: string) => {
     const allowed = [...routes.keys()];
     const params = paramNames(routes.values().next().value?.path ?? '');
@@ -171,28 +178,25 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         lateForShutdown: draining,
       });
       inFlight++;
-      // uWS responses accept user data; `aborted` marks one that must no longer be written.
+      // uWS responses accept user data; `aborted` marks one that must no longer be written,
+      // `started` one whose pipeline runs.
       res.aborted = false;
-      let started = false;
+      res.started = false;
       res.onAborted(() => {
         res.aborted = true;
         // A client gone before its body arrived never reaches the pipeline: nothing to drain.
-        if (!started) inFlight--;
+        if (!res.started) inFlight--;
       });
-      const run = () => {
-        started = true;
-        void runPipeline(ctx).then((reply) => send(res, ctx, reply));
-      };
       const length = headers['content-length'];
       if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) {
         const declared = length === undefined ? null : Number(length);
         readBody(res, services.limits.bodyBytes, declared, (result) => {
           if (result.ok) ctx.rawBody = result.body;
           else ctx.bodyTooLarge = true;
-          run();
+          start(res, ctx);
         });
       } else {
-        run();
+        start(res, ctx);
       }
     };
   };

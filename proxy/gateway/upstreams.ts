@@ -146,7 +146,7 @@ export class Upstreams {
         const state: Attempt = {
           timeoutMs: route.timeoutMs,
           timedOut: false,
-          onResponse: (proxyRes) => {
+          onResponse(proxyRes) {
             result.upstreamStatus = proxyRes.statusCode ?? null;
             result.latencyMs = performance.now() - started;
             // An upstream that dies mid-body must not leave the client waiting for the rest.
