@@ -1,6 +1,5 @@
 import { GatehouseError } from '../../core/errors.ts';
 import { looksLikeJwt } from '../../core/jwt-identities.ts';
-import { principalOf } from '../../core/keys.ts';
 import type { Principal } from '../../core/principal.ts';
 import { hasScope } from '../../core/scopes.ts';
 import type { RequestContext } from '../context.ts';
@@ -34,19 +33,10 @@ export async function authenticate(ctx: RequestContext): Promise<void> {
 
 async function identify(ctx: RequestContext, token: string): Promise<Principal> {
   const jwt = ctx.services.jwtIdentities;
-  if (jwt && looksLikeJwt(token)) {
-    try {
-      return await jwt.verify(token);
-    } catch (error) {
-      ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="invalid_token"`;
-      throw error;
-    }
-  }
-  const record = ctx.services.keys.lookup(token);
-  if (!record || record.status !== 'active') {
+  try {
+    return jwt && looksLikeJwt(token) ? await jwt.verify(token) : ctx.services.keys.authenticate(token);
+  } catch (error) {
     ctx.responseHeaders['www-authenticate'] = `${CHALLENGE}, error="invalid_token"`;
-    const why = !record ? 'is not known' : record.status === 'pending_review' ? 'is pending security review' : `is ${record.status}`;
-    throw new GatehouseError('unauthenticated', `this API key ${why}`);
+    throw error;
   }
-  return principalOf(record);
 }
