@@ -5,214 +5,67 @@
 #   gated:  [{methods, paths, routes?}]          requests a human must approve first
 #   signed: [{methods, paths, routes?}]          requests that must carry a verified signature
 # A path entry is a prefix matched on segment boundaries: "/admin" covers "/admin" and
-# "/admin/users", not "/administrator".
+# "/admin/users", not "/administrator". How rules match, and what a held request needs, is in
+# gatehouse.lib.route_access (lib/route_access.rego); this package holds only the answers, the
+# document the gateway reads on every proxied request.
 package gatehouse.route_access.v1
 
-import data.gatehouse.lib.decisions
-
-# HTTP methods are case-sensitive (RFC 9110, section 9.1): "get" is not GET and matches nothing.
-method_matches(methods, method) if {
-	some m in methods
-	m in {method, "*"}
-}
-
-path_matches(path, prefix) if path == prefix
-
-path_matches(path, prefix) if startswith(path, concat("", [trim_suffix(prefix, "/"), "/"]))
-
-route_matches(rule) if not rule.routes
-
-route_matches(rule) if input.route.name in rule.routes
-
-rule_matches(rule) if {
-	method_matches(rule.methods, input.method)
-	some prefix in rule.paths
-	path_matches(input.path, prefix)
-	route_matches(rule)
-}
-
-granted if {
-	some role in input.principal.roles
-	some grant in data.route_access.grants[role]
-	rule_matches(grant)
-}
-
-# Prefix matching is only sound on a path in normal form: "/api/../admin" starts with "/api" but
-# an upstream resolves it to "/admin". Such paths, and encoded or backslash separators that
-# upstreams may decode into the same thing, are refused rather than normalised here.
-suspicious_fragments := ["//", "\\", "%2e", "%2E", "%2f", "%2F", "%5c", "%5C"]
-
-normal_path if {
-	startswith(input.path, "/")
-	not dot_segment
-	not suspicious_fragment
-}
-
-dot_segment if {
-	some segment in split(input.path, "/")
-	segment in {".", ".."}
-}
-
-suspicious_fragment if {
-	some fragment in suspicious_fragments
-	contains(input.path, fragment)
-}
-
-gated if {
-	some rule in data.route_access.gated
-	rule_matches(rule)
-}
+import data.gatehouse.lib.route_access as ra
 
 default gate := "auto"
 
-gate := "human_approval" if gated
+gate := "human_approval" if ra.gated
 
-default requireSignature := false
-
-requireSignature if input.route.requireSignature == true
-
-requireSignature if {
-	some rule in data.route_access.signed
-	rule_matches(rule)
-}
-
-denials contains "the request has no authenticated principal" if not is_string(input.principal.keyId)
-
-denials contains "the path is not in normal form" if not normal_path
-
-denials contains msg if {
-	not granted
-	msg := sprintf("no role of this key grants %s %s", [input.method, input.path])
-}
-
-denials contains "this route requires a signed request" if {
-	requireSignature
-	not input.signature.verified == true
-}
+requireSignature := ra.signature_required
 
 # `granted` is required directly, not only through the absence of its denial: a denial whose
 # message could not be built (say, a method that is not a string) must still deny.
 default allow := false
 
 allow if {
-	not acting
-	granted
-	normal_path
-	count(denials) == 0
+	not ra.acting
+	ra.granted
+	ra.normal_path
+	count(ra.denials) == 0
+}
+
+allow if ra.action_allowed
+
+reasons contains msg if {
+	not ra.acting
+	some msg in ra.denials
 }
 
 reasons contains msg if {
-	not acting
-	some msg in denials
-}
-
-reasons contains msg if {
-	gated
+	ra.gated
 	msg := sprintf("%s %s needs human approval", [input.method, input.path])
 }
 
-# Held requests. The proxy holds a request answered `gate: "human_approval"` as a governed
-# decision under this same policy. Acting on that decision through /v1/decisions evaluates the
-# policy again with `action` and `decision` set, the held request's method, path, query, headers,
-# route and signature where a proxied request has them, `principal` the key acting on the
-# decision and `requester` the key that sent the request. Whoever approves, rejects or executes
-# a held request must be granted that request themselves; its requester may not approve it.
-acting if is_string(input.action)
-
-route_checked_actions := {"approve", "reject", "execute"}
-
-default approvals := {"roles": [], "count": 0}
-
-approvals := {"roles": [], "count": 1} if gated
-
-route_cleared if {
-	acting
-	not input.action in route_checked_actions
-}
-
-route_cleared if {
-	input.action in route_checked_actions
-	granted
-	normal_path
-}
-
-action_denials contains msg if {
-	acting
-	some msg in decisions.denials
-}
-
-action_denials contains msg if {
-	acting
-	some msg in decisions.scope_denials(decisions.action_scopes)
-}
-
-action_denials contains msg if {
-	input.action in route_checked_actions
-	some msg in denials
-}
-
-action_denials contains "the requester of a held request may not approve it" if {
-	input.action == "approve"
-	decisions.is_creator
-}
-
-action_denials contains "this key has already approved the held request" if {
-	input.action == "approve"
-	decisions.already_approved_by_principal
-}
-
-action_denials contains msg if {
-	input.action == "execute"
-	not approvals_met(decisions.recorded_approvals)
-	msg := sprintf("sending the held request needs %d approval(s) from keys other than its requester", [approvals.count])
-}
-
-approvals_met(records) if count(decisions.approver_keys(records)) >= approvals.count
-
-allow if {
-	acting
-	decisions.known(decisions.action_scopes)
-	route_cleared
-	count(action_denials) == 0
-}
-
 reasons contains msg if {
-	acting
-	some msg in action_denials
+	ra.acting
+	some msg in ra.action_denials
 }
 
-resulting_approvals := decisions.approvals_after if allow
-
-resulting_approvals := decisions.recorded_approvals if not allow
-
-closes if {
-	allow
-	input.action in {"reject", "execute", "cancel"}
-}
-
-closes if {
-	acting
-	not decisions.known(decisions.action_scopes)
-}
+approvals := {"roles": [], "count": ra.required_approvals}
 
 # Outside the workflow, a request permitted behind the gate waits for an approval; inside it,
 # what the held request needs after this action.
 default nextAction := "none"
 
 nextAction := "approve" if {
-	not acting
+	not ra.acting
 	allow
-	gated
+	ra.gated
 }
 
 nextAction := "execute" if {
-	acting
-	not closes
-	approvals_met(resulting_approvals)
+	ra.acting
+	not ra.closes
+	ra.approvals_met(ra.resulting_approvals)
 }
 
 nextAction := "approve" if {
-	acting
-	not closes
-	not approvals_met(resulting_approvals)
+	ra.acting
+	not ra.closes
+	not ra.approvals_met(ra.resulting_approvals)
 }
