@@ -114,10 +114,13 @@ t.test('a quick run writes results, summary and charts; an impossible target fai
       ['raw-uws', 'rate', 1000, true],
       ['node-http', 'max', null, true],
       ['node-http', 'rate', 1000, true],
+      ['governed-floor', 'max', null, true],
+      ['governed-floor', 'rate', 1000, true],
     ],
   );
   for (const s of decisions.series) t.ok(s.operations > 0 && typeof s.histogram === 'string', `${s.target} ${s.mode} measured requests`);
   t.type(decisions.metrics.maxThroughputRatio, 'number');
+  t.ok(decisions.metrics.floorThroughputRatio > 0, 'the governed floor answered');
   t.type(decisions.metrics['gatehouse.rate1000.p99Ms'], 'number');
 
   const summary = JSON.parse(await readFile(path.join(out, 'summary.json'), 'utf8'));

@@ -24,7 +24,7 @@ export async function startRawUws(body: string, contentType = 'application/json'
 }
 
 /** Listens on an ephemeral port of 127.0.0.1; closing also ends the connections still open. */
-async function listenUws(app: uWS.TemplatedApp, name: string): Promise<BaselineServer> {
+export async function listenUws(app: uWS.TemplatedApp, name: string): Promise<BaselineServer> {
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
     app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error(`${name}: listen failed`)))),
   );

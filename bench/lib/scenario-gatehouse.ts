@@ -6,6 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { PolicyEngine } from '../../policies/engine/index.ts';
 import type { RunningServer, ServerConfig } from '../../proxy/server.ts';
 
 export interface ScenarioKey {
@@ -28,13 +29,18 @@ export interface ScenarioGatehouse {
 
 const BUNDLED_POLICIES = fileURLToPath(new URL('../../policies/rego', import.meta.url));
 
-/** Starts Gatehouse with `config` on top of the scenario defaults, and issues `key`. */
-export async function startScenarioGatehouse(workDir: string, key: ScenarioKey, config: Partial<ServerConfig> = {}): Promise<ScenarioGatehouse> {
+/** The bundled policies, compiled into `dir`. */
+export async function openBundledPolicies(dir: string): Promise<PolicyEngine> {
   // Imported on demand: loading a scenario module stays cheap until it starts a server.
   const { PolicyEngine } = await import('../../policies/engine/index.ts');
+  return PolicyEngine.open({ sourceDir: BUNDLED_POLICIES, buildDir: path.join(dir, 'policies') });
+}
+
+/** Starts Gatehouse with `config` on top of the scenario defaults, and issues `key`. */
+export async function startScenarioGatehouse(workDir: string, key: ScenarioKey, config: Partial<ServerConfig> = {}): Promise<ScenarioGatehouse> {
   const { startServer } = await import('../../proxy/server.ts');
   const dir = mkdtempSync(path.join(workDir, 'gatehouse-'));
-  const engine = await PolicyEngine.open({ sourceDir: BUNDLED_POLICIES, buildDir: path.join(dir, 'policies') });
+  const engine = await openBundledPolicies(dir);
   // Rate limits are not what is measured: lift them.
   const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
   const server = await startServer({ dataDir: dir, policies: engine, port: 0, rateLimits: { sandbox: unlimited, production: unlimited }, ...config });

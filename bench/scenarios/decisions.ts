@@ -3,6 +3,8 @@
  * auth, rate limit, schema validation, policy evaluation with the bundled decision-gate-v1, and
  * a durable LMDB commit of the decision with its audit entry) against two baselines serving the
  * same JSON with no work at all: a raw uWebSockets.js handler (the ceiling) and a node:http one.
+ * A third baseline, the governed floor (bench/lib/governed-floor.ts), does only the governed
+ * work, with Gatehouse's own parts: how close any Gatehouse could come on this machine.
  *
  * The servers run in the harness's process; the load generator in child processes. Each target
  * is measured at maximum throughput (closed loop) and open loop at each fixed rate.
@@ -30,6 +32,19 @@ async function baseline(name: string, start: typeof startRawUws, sample: string)
   return { name, baseline: true, url: `${server.origin}/v1/decisions`, headers: { 'content-type': 'application/json' }, stop: () => server.close() };
 }
 
+async function governedFloor(workDir: string): Promise<LoadTarget> {
+  // Imported on demand, like Gatehouse: it loads the core and the policy engine.
+  const { startGovernedFloor } = await import('../lib/governed-floor.ts');
+  const floor = await startGovernedFloor(workDir);
+  const headers = { ...floor.auth, 'content-type': 'application/json' };
+  const sample = await fetch(`${floor.origin}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY }).then((r) => r.text());
+  if (!sample.includes('"status":"created"')) {
+    await floor.close();
+    throw new Error(`the governed floor did not create a decision: ${sample}`);
+  }
+  return { name: 'governed-floor', baseline: true, url: `${floor.origin}/v1/decisions`, headers, stop: () => floor.close() };
+}
+
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const series: Series[] = [];
   const profiles: Record<string, string> = {};
@@ -40,6 +55,8 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   await measure(gatehouse);
   await measure(await baseline('raw-uws', startRawUws, sample));
   await measure(await baseline('node-http', startNodeHttp, sample));
+  options.progress('starting the governed floor');
+  await measure(await governedFloor(options.workDir));
 
   const max = (target: string) => series.find((s) => s.target === target && s.mode === 'max')!.throughput;
   const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
@@ -50,10 +67,13 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     metrics: {
       maxThroughputRatio: ratio(max('gatehouse'), max('raw-uws')),
       maxThroughputRatioNodeHttp: ratio(max('gatehouse'), max('node-http')),
+      floorThroughputRatio: ratio(max('governed-floor'), max('raw-uws')),
+      maxThroughputRatioFloor: ratio(max('gatehouse'), max('governed-floor')),
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
       `maxThroughputRatio is Gatehouse's maximum over the raw uWebSockets.js handler's; the raw handler's maximum is itself bounded by the load generator (see the run's generator ceiling).`,
+      'governed-floor: a raw uWebSockets.js handler doing only the governed work with Gatehouse\'s own parts (key lookup, schema, decision-gate-v1 through DecisionWorkflow, decision and hash-chained audit entry in one group commit), without the pipeline, idempotency, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
     ],
     profiles,
@@ -62,6 +82,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
 
 export const scenario: Scenario = {
   name: 'decisions',
-  description: 'Governed decision creation (POST /v1/decisions: auth, policy, durable audit) vs a raw uWebSockets.js handler (ceiling) and node:http serving the same JSON: maximum throughput and latency at fixed rates.',
+  description:
+    'Governed decision creation (POST /v1/decisions: auth, policy, durable audit) vs a raw uWebSockets.js handler (ceiling) and node:http serving the same JSON, and the governed floor (the same governed work alone): maximum throughput and latency at fixed rates.',
   run,
 };
