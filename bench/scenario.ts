@@ -49,6 +49,8 @@ export interface Series {
   histogram: string | null;
   /** The unit of `histogram`'s values when it is not µs: `ns` for in-process timings of a few µs. */
   histogramUnit?: 'us' | 'ns';
+  /** Load runs: the share of the machine's CPU (all cores, every process) busy over the run, 0–1. */
+  machineBusy?: number;
 }
 
 export interface ScenarioResult {

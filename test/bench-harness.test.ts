@@ -121,6 +121,9 @@ t.test('a quick run writes results, summary and charts; an impossible target fai
   for (const s of decisions.series) t.ok(s.operations > 0 && typeof s.histogram === 'string', `${s.target} ${s.mode} measured requests`);
   t.type(decisions.metrics.maxThroughputRatio, 'number');
   t.ok(decisions.metrics.floorThroughputRatio > 0, 'the governed floor answered');
+  const floorMax = decisions.series.find((s: { target: string; mode: string }) => s.target === 'governed-floor' && s.mode === 'max');
+  t.ok(floorMax.machineBusy > 0 && floorMax.machineBusy <= 1, `the machine's busy share was read: ${floorMax.machineBusy}`);
+  t.ok(decisions.metrics.floorAllCoresBoundRatio >= decisions.metrics.floorThroughputRatio, 'the all-cores bound is at least the floor');
   t.type(decisions.metrics['gatehouse.rate1000.p99Ms'], 'number');
 
   const summary = JSON.parse(await readFile(path.join(out, 'summary.json'), 'utf8'));

@@ -21,6 +21,7 @@ export function seriesFromLoad(target: string, baseline: boolean, rate: number, 
     operations: load.requests,
     errors: load.errors + rejected,
     histogram: load.histogram,
+    ...(load.machineBusy === undefined ? {} : { machineBusy: load.machineBusy }),
   };
 }
 
@@ -29,5 +30,6 @@ export function describeLoad(target: string, rate: number, load: LoadResult): st
   const run = rate > 0 ? `${rate}/s` : 'max';
   const lag = load.scheduleLagMs ? `, send lag p50 ${load.scheduleLagMs.p50} ms` : '';
   const unsent = load.unsent ? ` (${load.unsent} not sent: the server fell behind the rate)` : '';
-  return `${target} ${run}: ${load.throughput} req/s, p50 ${load.latencyMs.p50} ms, p99 ${load.latencyMs.p99} ms, ${load.errors} errors${unsent}${lag}`;
+  const busy = load.machineBusy === undefined ? '' : `, machine ${Math.round(load.machineBusy * 100)}% busy`;
+  return `${target} ${run}: ${load.throughput} req/s, p50 ${load.latencyMs.p50} ms, p99 ${load.latencyMs.p99} ms, ${load.errors} errors${unsent}${lag}${busy}`;
 }

@@ -17,6 +17,7 @@ import type { LatencySummary } from '../scenario.ts';
 import { createHistogram, encodeHistogram, mergeHistograms, summarise } from './histogram.ts';
 import { startDueTicker } from './due-ticker.ts';
 import { Http1Connection, serialiseRequest } from './http1-connection.ts';
+import { busyShare, readCpuCounters } from './machine-cpu.ts';
 
 export interface LoadSpec {
   url: string;
@@ -56,6 +57,11 @@ export interface LoadResult {
    * after their due time. It is part of every latency above and says how much of it is ours.
    */
   scheduleLagMs?: LatencySummary;
+  /**
+   * The share of the machine's CPU time (all cores, every process) spent busy over the measured
+   * phase, 0–1; absent where the kernel's counters cannot be read.
+   */
+  machineBusy?: number;
 }
 
 /** What one generator process measured; the parent adds the processes up. */
@@ -67,6 +73,8 @@ interface ShareResult {
   elapsedS: number;
   histogram: string;
   scheduleLag: string | null;
+  /** The machine's busy share over the measured phase (bench/lib/machine-cpu.ts). */
+  machineBusy: number | null;
 }
 
 type ParentMessage = { kind: 'spec'; spec: LoadSpec } | { kind: 'go' };
@@ -225,7 +233,9 @@ async function generateShare(spec: LoadSpec, prepared: () => Promise<void>): Pro
   await prepared();
   await phase(spec.warmupS);
   recording = true;
+  const counters = readCpuCounters();
   const t0 = await phase(spec.durationS);
+  const machineBusy = busyShare(counters, readCpuCounters());
   const elapsedS = (performance.now() - t0) / 1000;
   for (const slot of idle) slot.connection.close();
   return {
@@ -236,6 +246,7 @@ async function generateShare(spec: LoadSpec, prepared: () => Promise<void>): Pro
     elapsedS,
     histogram: encodeHistogram(histogram),
     scheduleLag: spec.rate > 0 && scheduleLag.totalCount > 0 ? encodeHistogram(scheduleLag) : null,
+    machineBusy,
   };
 }
 
@@ -277,6 +288,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const histogram = mergeHistograms(shares.map((s) => s.histogram));
   const lags = shares.flatMap((s) => (s.scheduleLag ? [s.scheduleLag] : []));
   const statuses: Record<string, number> = {};
+  const busy = shares.flatMap((s) => (s.machineBusy === null ? [] : [s.machineBusy]));
   for (const share of shares) for (const [status, n] of Object.entries(share.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
   return {
     requests: shares.reduce((n, s) => n + s.requests, 0),
@@ -287,6 +299,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     latencyMs: summarise(histogram),
     histogram: encodeHistogram(histogram),
     ...(lags.length > 0 ? { scheduleLagMs: summarise(mergeHistograms(lags)) } : {}),
+    // Every process read the same machine over the same phase: their mean.
+    ...(busy.length > 0 ? { machineBusy: Math.round((busy.reduce((a, b) => a + b, 0) / busy.length) * 1000) / 1000 } : {}),
   };
 }
 

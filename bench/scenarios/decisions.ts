@@ -58,7 +58,9 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   options.progress('starting the governed floor');
   await measure(await governedFloor(options.workDir));
 
-  const max = (target: string) => series.find((s) => s.target === target && s.mode === 'max')!.throughput;
+  const maxRun = (target: string) => series.find((s) => s.target === target && s.mode === 'max')!;
+  const max = (target: string) => maxRun(target).throughput;
+  const floorBusy = maxRun('governed-floor').machineBusy;
   const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
   return {
     scenario: 'decisions',
@@ -69,11 +71,14 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       maxThroughputRatioNodeHttp: ratio(max('gatehouse'), max('node-http')),
       floorThroughputRatio: ratio(max('governed-floor'), max('raw-uws')),
       maxThroughputRatioFloor: ratio(max('gatehouse'), max('governed-floor')),
+      // All the machine's CPU per floor request, generator included, held constant while the
+      // idle share is put to work too: the most a multi-threaded Gatehouse could gain.
+      ...(floorBusy ? { floorMachineBusy: floorBusy, floorAllCoresBoundRatio: ratio(max('governed-floor') / floorBusy, max('raw-uws')) } : {}),
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
       `maxThroughputRatio is Gatehouse's maximum over the raw uWebSockets.js handler's; the raw handler's maximum is itself bounded by the load generator (see the run's generator ceiling).`,
-      'governed-floor: a raw uWebSockets.js handler doing only the governed work with Gatehouse\'s own parts (key lookup, schema, decision-gate-v1 through DecisionWorkflow, decision and hash-chained audit entry in one group commit), without the pipeline, idempotency, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s.',
+      'governed-floor: a raw uWebSockets.js handler doing only the governed work with Gatehouse\'s own parts (key lookup, schema, decision-gate-v1 through DecisionWorkflow, decision and hash-chained audit entry in one group commit), without the pipeline, idempotency, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s. floorMachineBusy is the share of the machine\'s CPU (both cores, generator included) busy during the floor\'s maximum run, and floorAllCoresBoundRatio the floor\'s ratio had it put the idle share to work as well at the same CPU per request: a bound for a multi-threaded Gatehouse.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
     ],
     profiles,
