@@ -19,6 +19,12 @@ export interface LoadTarget {
    */
   urlForLoad?(): Promise<string>;
   headers: Record<string, string>;
+  /**
+   * With `--profile`, the label its CPU profile is kept under. Gatehouse's targets are profiled
+   * as `sidecar` unless they say otherwise; a baseline only when it names one (the governed
+   * floor does: its profile is the other half of Gatehouse's).
+   */
+  profileAs?: string;
   stop(): Promise<void>;
 }
 
@@ -33,20 +39,21 @@ export interface Measurements {
 
 /**
  * Measures `target` at maximum throughput and at each of `options.rates`, then stops it, also
- * when a run fails. With `options.profile`, Gatehouse's runs (never a baseline's: its profile
- * would explain nothing) are sampled into `profiles.sidecar`, saved as `profileFile` in the
- * scenario's work directory.
+ * when a run fails. With `options.profile`, the runs of a target with a profile label (see
+ * `LoadTarget.profileAs`) are sampled into `profiles[label]`, saved as
+ * `<profilePrefix>.<label>.cpuprofile` in the scenario's work directory.
  */
-export async function measureTarget(target: LoadTarget, request: LoadRequest, options: ScenarioOptions, into: Measurements, profileFile: string): Promise<void> {
+export async function measureTarget(target: LoadTarget, request: LoadRequest, options: ScenarioOptions, into: Measurements, profilePrefix: string): Promise<void> {
   try {
-    const recording = options.profile && !target.baseline ? await startCpuProfile() : null;
+    const label = target.profileAs ?? (target.baseline ? null : 'sidecar');
+    const recording = options.profile && label ? await startCpuProfile() : null;
     for (const rate of [0, ...options.rates]) {
       const url = target.urlForLoad ? await target.urlForLoad() : target.url;
       const load = await runLoad({ url, headers: target.headers, ...request, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
       options.progress(describeLoad(target.name, rate, load));
       into.series.push(seriesFromLoad(target.name, target.baseline, rate, load));
     }
-    if (recording) into.profiles.sidecar = await recording.stop(path.join(options.workDir, profileFile));
+    if (recording && label) into.profiles[label] = await recording.stop(path.join(options.workDir, `${profilePrefix}.${label}.cpuprofile`));
   } finally {
     await target.stop();
   }

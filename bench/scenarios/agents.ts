@@ -74,7 +74,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     `Each Gatehouse load run opens its own agent run (maxToolCalls ${MAX_TOOL_CALLS}); a load run making more calls than that would get 409s, counted as errors.`,
     'Added latency = gatehouse minus direct at the same fixed rate (open loop, latency counted from when each request was due).',
   ];
-  const measure = (target: LoadTarget, body: unknown) => measureTarget(target, { method: 'POST', body: JSON.stringify(body) }, options, { series, profiles }, 'agents-sidecar.cpuprofile');
+  const measure = (target: LoadTarget, body: unknown) => measureTarget(target, { method: 'POST', body: JSON.stringify(body) }, options, { series, profiles }, 'agents');
 
   const upstream = await startNodeHttp(UPSTREAM_BODY);
   try {

@@ -42,13 +42,13 @@ async function governedFloor(workDir: string): Promise<LoadTarget> {
     await floor.close();
     throw new Error(`the governed floor did not create a decision: ${sample}`);
   }
-  return { name: 'governed-floor', baseline: true, url: `${floor.origin}/v1/decisions`, headers, stop: () => floor.close() };
+  return { name: 'governed-floor', baseline: true, profileAs: 'floor', url: `${floor.origin}/v1/decisions`, headers, stop: () => floor.close() };
 }
 
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const series: Series[] = [];
   const profiles: Record<string, string> = {};
-  const measure = (target: LoadTarget) => measureTarget(target, { body: DECISION_BODY }, options, { series, profiles }, 'sidecar.cpuprofile');
+  const measure = (target: LoadTarget) => measureTarget(target, { body: DECISION_BODY }, options, { series, profiles }, 'decisions');
 
   options.progress('starting gatehouse (compiling the bundled policies)');
   const { target: gatehouse, sample } = await startGatehouse(options.workDir);

@@ -201,7 +201,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     'Added latency = gatehouse minus direct at the same fixed rate (open loop, latency counted from when each request was due).',
   ];
   const cpu: Record<string, number> = {};
-  const measure = (target: LoadTarget) => measureTarget(target, { method: 'GET' }, options, { series, profiles }, 'proxy-sidecar.cpuprofile');
+  const measure = (target: LoadTarget) => measureTarget(target, { method: 'GET' }, options, { series, profiles }, 'proxy');
   /** Targets served by this process: their CPU per request first, then the load runs. */
   const measureInProcess = async (target: LoadTarget) => {
     try {
