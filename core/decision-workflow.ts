@@ -8,6 +8,7 @@ import { GatehouseError } from './errors.ts';
 import { idSuffix, sortableId } from './ids.ts';
 import { readVerdict, type PolicyEvaluation, type PolicyEvaluator, type Verdict } from './policy-evaluator.ts';
 import { policyInput, type RequestFacts } from './policy-input.ts';
+import { assertFollows, nextRevision } from './revision.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -87,6 +88,7 @@ export class DecisionWorkflow {
       createdAt: now,
       updatedAt: now,
       auditTrail: `trace_${idSuffix(id)}`,
+      revision: 1,
       subject,
     };
   }
@@ -189,8 +191,17 @@ export class DecisionWorkflow {
     }
     next.reasons = verdict.reasons;
     next.updatedAt = at;
+    next.revision = nextRevision(decision);
     next.history = [...decision.history, { action, keyId: principal.keyId, at, status: next.status, comment }];
     return { record: next, refusal };
+  }
+
+  /**
+   * Refuses (409) `next` when another request changed the decision since `next` was derived
+   * from it; call inside `store.commit`, before anything is written.
+   */
+  assertCurrent(next: DecisionRecord): void {
+    assertFollows(this.decisions.get(next.env, next.id), next, `decision ${next.id}`);
   }
 
   /** Stores a decision and lets hooks ride along; call inside `store.commit`. */

@@ -48,6 +48,11 @@ export interface DecisionRecord {
   createdAt: string;
   updatedAt: string;
   auditTrail: string;
+  /**
+   * Counts the decision's stored versions, 1 when created: a workflow action is refused (409) when
+   * another changed the decision after it was read (core/revision.ts).
+   */
+  revision: number;
   /** What the decision governs beyond itself: a production key under security review, a held proxied request, a held agent tool call. */
   subject: { type: 'key' | 'proxy-request' | 'agent-tool-call'; id: string } | null;
 }
@@ -66,5 +71,7 @@ export function contextValues(context: DecisionRecord['context']): Record<string
 /** The decision as the API returns it (the env is implied by the key that asks). */
 export function decisionView(record: DecisionRecord): Omit<DecisionRecord, 'env'> {
   const { env: _env, ...view } = record;
+  // Decisions stored before revisions were counted have none: they are at revision 0.
+  if (view.revision === undefined) view.revision = 0;
   return view;
 }

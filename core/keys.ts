@@ -5,6 +5,7 @@ import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
 import { sortableId } from './ids.ts';
 import type { Principal } from './principal.ts';
+import { assertFollows, nextRevision, type Revisioned } from './revision.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -15,7 +16,7 @@ import type { Store } from './store.ts';
  */
 export type KeyStatus = 'active' | 'pending_review' | 'revoked' | 'rejected';
 
-export interface KeyRecord {
+export interface KeyRecord extends Revisioned {
   id: string;
   env: Env;
   name: string | null;
@@ -30,7 +31,7 @@ export interface KeyRecord {
 }
 
 /** What the API shows of a key: never the hash. */
-export type KeyView = Omit<KeyRecord, 'hash' | 'updatedAt'>;
+export type KeyView = Omit<KeyRecord, 'hash' | 'updatedAt' | 'revision'>;
 
 export interface IssueKeyRequest {
   env: Env;
@@ -48,7 +49,7 @@ export function hashSecret(secret: string): string {
 }
 
 export function keyView(record: KeyRecord): KeyView {
-  const { hash: _hash, updatedAt: _updatedAt, ...view } = record;
+  const { hash: _hash, updatedAt: _updatedAt, revision: _revision, ...view } = record;
   return view;
 }
 
@@ -127,7 +128,12 @@ export class KeyRegistry {
 
   /** The record with a new status; write it with `write`. */
   withStatus(record: KeyRecord, status: KeyStatus): KeyRecord {
-    return Object.assign({}, record, { status, updatedAt: new Date().toISOString() });
+    return Object.assign({}, record, { status, updatedAt: new Date().toISOString(), revision: nextRevision(record) });
+  }
+
+  /** Refuses (409) `next` when another request changed the key since `next` was derived; call inside `store.commit` before writing. */
+  assertCurrent(next: KeyRecord): void {
+    assertFollows(this.keys.get(next.id), next, `key ${next.id}`);
   }
 
   revoke(id: string): KeyRecord {

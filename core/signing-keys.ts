@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, importJWK } from 'jose';
 import type { Database } from 'lmdb';
 import { GatehouseError } from './errors.ts';
 import { JOSE_ALGORITHM, type SignatureAlgorithm } from './signatures/algorithms.ts';
+import { assertFollows, nextRevision, type Revisioned } from './revision.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -17,7 +18,7 @@ import type { Store } from './store.ts';
  */
 export type SigningKeyStatus = 'active' | 'revoked';
 
-export interface SigningKeyRecord {
+export interface SigningKeyRecord extends Revisioned {
   /** The API key this signing key belongs to. */
   owner: string;
   kid: string;
@@ -59,10 +60,11 @@ function invalid(detail: string): GatehouseError {
 }
 
 /** What the API shows of a signing key: an HMAC secret never leaves the server. */
-export function signingKeyView(record: SigningKeyRecord): SigningKeyRecord {
-  if (record.alg !== 'hmac-sha256') return record;
+export function signingKeyView(record: SigningKeyRecord): Omit<SigningKeyRecord, 'revision'> {
+  const { revision: _revision, ...view } = record;
+  if (record.alg !== 'hmac-sha256') return view;
   const { k: _secret, ...jwk } = record.jwk;
-  return Object.assign({}, record, { jwk });
+  return Object.assign(view, { jwk });
 }
 
 /** A node:crypto key for verifying (or, for HMAC, computing) signatures with this record. */
@@ -157,12 +159,17 @@ export class SigningKeyRegistry {
     return this.list(owner).some((r) => r.status === 'active');
   }
 
+  /** Refuses (409) `next` when another request changed the signing key since `next` was derived; call inside `store.commit` before writing. */
+  assertCurrent(next: SigningKeyRecord): void {
+    assertFollows(this.db.get([next.owner, next.kid]), next, `signing key ${next.kid}`);
+  }
+
   /** The record marked revoked by `by`; write it with `write`. 404 unknown, 409 already revoked. */
   revoke(owner: string, kid: string, by: string): SigningKeyRecord {
     const record = this.get(owner, kid);
     if (!record) throw new GatehouseError('not_found', `no signing key ${kid} for ${owner}`);
     if (record.status === 'revoked') throw new GatehouseError('conflict', `signing key ${kid} is already revoked`);
-    return Object.assign({}, record, { status: 'revoked', revokedAt: new Date().toISOString(), revokedBy: by });
+    return Object.assign({}, record, { status: 'revoked', revokedAt: new Date().toISOString(), revokedBy: by, revision: nextRevision(record) });
   }
 
   /** An active signing key of `owner` and its key object, for verification. */

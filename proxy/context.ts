@@ -49,6 +49,11 @@ export interface RequestContext {
   draft: DecisionRecord | null;
   /** A key being issued, with its secret. */
   issuedKey: { record: KeyRecord; secret: string } | null;
+  /**
+   * Run first inside the committing transaction, before any write: each throws to refuse the
+   * request when what it read has changed since (core/revision.ts).
+   */
+  checks: Array<() => void>;
   /** Writes that commit with the audit entry, in one transaction. */
   writes: Array<() => void>;
   /** Events that commit with the writes (the audit stage numbers them); the emit stage announces them. */

@@ -1,12 +1,12 @@
 import { GatehouseError } from '../core/errors.ts';
 import type { RequestContext } from './context.ts';
-import { asGatehouseError, problemReply } from './http/problem.ts';
 import type { Reply } from './http/reply.ts';
 import { commitWithAudit } from './stages/audit.ts';
 import { authenticate } from './stages/authenticate.ts';
 import { emit } from './stages/emit.ts';
 import { claimIdempotency, releaseIdempotency, rememberReply } from './stages/idempotency.ts';
 import { parseBody } from './stages/parse-body.ts';
+import { refuse } from './stages/refuse.ts';
 import { evaluatePolicy } from './stages/policy.ts';
 import { rateLimit } from './stages/rate-limit.ts';
 import { verifySignature } from './stages/verify-signature.ts';
@@ -28,11 +28,11 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   } catch (error) {
     reply = refuse(ctx, error);
   }
-  reply = { status: reply.status, headers: Object.assign({}, reply.headers, ctx.responseHeaders), body: reply.body };
   try {
-    await commitWithAudit(ctx, reply);
+    reply = await commitWithAudit(ctx, reply);
   } catch (error) {
     console.error(`gatehouse: ${ctx.requestId}: could not commit`, error);
+    ctx.checks = [];
     ctx.writes = [];
     ctx.events = [];
     reply = refuse(ctx, new GatehouseError('internal', 'the request could not be recorded'));
@@ -41,7 +41,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
     releaseIdempotency(ctx);
   }
   emit(ctx);
-  return reply;
+  return { status: reply.status, headers: Object.assign({}, reply.headers, ctx.responseHeaders), body: reply.body };
 }
 
 async function decide(ctx: RequestContext): Promise<Reply> {
@@ -74,11 +74,4 @@ async function decide(ctx: RequestContext): Promise<Reply> {
     rememberReply(ctx, reply);
     return reply;
   }
-}
-
-function refuse(ctx: RequestContext, error: unknown): Reply {
-  const refusal = asGatehouseError(error);
-  if (refusal.code === 'internal' && !(error instanceof GatehouseError)) console.error(`gatehouse: ${ctx.requestId}:`, error);
-  ctx.errorCode = refusal.code;
-  return problemReply(refusal, ctx.requestId);
 }

@@ -104,6 +104,10 @@ export const Decision = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   auditTrail: Type.String({ description: 'Trace reference resolvable with GET /v1/impact/trace.' }),
+  revision: Type.Integer({
+    minimum: 0,
+    description: 'The stored version, 1 when created and one more per action; an action on a decision another request changed after it was read is refused with 409 `conflict`.',
+  }),
   subject: Nullable(Type.Object({ type: Type.Union([Type.Literal('key'), Type.Literal('proxy-request'), Type.Literal('agent-tool-call')]), id: Type.String() })),
 });
 

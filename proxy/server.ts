@@ -297,6 +297,7 @@ function newContext(
     decision: null,
     draft: null,
     issuedKey: null,
+    checks: [],
     writes: [],
     events: [],
     responseHeaders: {},

@@ -2,6 +2,7 @@ import type { EventLog } from '../events/event-log.ts';
 import type { Store } from '../store.ts';
 import type { Delivery, DeliveryStore } from './deliveries.ts';
 import { endpointView, signingSecrets, type EndpointStore, type WebhookEndpoint } from './endpoint.ts';
+import { nextRevision } from '../revision.ts';
 import { retryDelay } from './retry-schedule.ts';
 import type { AttemptResult, WebhookSender } from './sender.ts';
 import { signedHeaders } from './signing.ts';
@@ -117,7 +118,8 @@ export class Dispatcher {
       let updated: WebhookEndpoint = Object.assign({}, endpoint, { consecutiveFailures: run });
       if (!ok && endpoint.enabled && run >= this.options.disableAfterFailures) {
         const reason = `${run} delivery attempts failed in a row; the last: ${attempt.error ?? `HTTP ${attempt.status}`}`;
-        updated = Object.assign({}, updated, { enabled: false, disabledReason: reason, updatedAt: new Date().toISOString() });
+        // A new revision: an API change read before the endpoint was disabled must not enable it again unseen.
+        updated = Object.assign({}, updated, { enabled: false, disabledReason: reason, updatedAt: new Date().toISOString(), revision: nextRevision(endpoint) });
         this.events.appendInTransaction({
           kind: 'webhook.endpoint_disabled',
           topic: `webhooks/${endpoint.id}`,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
+import { assertFollows, nextRevision, type Revisioned } from '../revision.ts';
 import type { Store } from '../store.ts';
 
 /**
@@ -18,7 +19,7 @@ export interface WebhookSecret {
   expiresAt: string | null;
 }
 
-export interface WebhookEndpoint {
+export interface WebhookEndpoint extends Revisioned {
   id: string;
   env: Env;
   url: string;
@@ -40,10 +41,10 @@ export interface WebhookEndpoint {
 }
 
 /** What the API shows: never a secret. */
-export type EndpointView = Omit<WebhookEndpoint, 'secrets' | 'env' | 'sinceCursor'> & { secretRotatedAt: string; previousSecretExpiresAt: string | null };
+export type EndpointView = Omit<WebhookEndpoint, 'secrets' | 'env' | 'sinceCursor' | 'revision'> & { secretRotatedAt: string; previousSecretExpiresAt: string | null };
 
 export function endpointView(endpoint: WebhookEndpoint, now = Date.now()): EndpointView {
-  const { secrets, env: _env, sinceCursor: _sinceCursor, ...rest } = endpoint;
+  const { secrets, env: _env, sinceCursor: _sinceCursor, revision: _revision, ...rest } = endpoint;
   const previous = secrets.slice(1).find((s) => s.expiresAt !== null && Date.parse(s.expiresAt) > now);
   return Object.assign({}, rest, { secretRotatedAt: secrets[0]!.createdAt, previousSecretExpiresAt: previous?.expiresAt ?? null });
 }
@@ -71,7 +72,7 @@ export function withRotatedSecret(endpoint: WebhookEndpoint, secret: string, gra
   const kept = endpoint.secrets
     .map((s, i) => (i === 0 ? Object.assign({}, s, { expiresAt }) : s))
     .filter((s) => s.expiresAt !== null && Date.parse(s.expiresAt) > now);
-  return { ...endpoint, secrets: [{ secret, createdAt: at, expiresAt: null }, ...kept], updatedAt: at };
+  return { ...endpoint, secrets: [{ secret, createdAt: at, expiresAt: null }, ...kept], updatedAt: at, revision: nextRevision(endpoint) };
 }
 
 export class EndpointStore {
@@ -103,6 +104,14 @@ export class EndpointStore {
   isEmpty(): boolean {
     for (const _ of this.endpoints.getKeys({ limit: 1 })) return false;
     return true;
+  }
+
+  /**
+   * Refuses (409) `next` when another request, or a delivery's outcome, changed the endpoint
+   * since `next` was derived from it; call inside `store.commit` before writing.
+   */
+  assertCurrent(next: WebhookEndpoint): void {
+    assertFollows(this.endpoints.get(next.id), next, `webhook endpoint ${next.id}`);
   }
 
   /** Call inside `store.commit`. */

@@ -137,6 +137,7 @@ function action(act: Act): RouteDef {
       const comment = (ctx.body as ActionBody).comment ?? null;
       const { record, refusal } = workflow.applyAction(act, ctx.decision!, principal(ctx), ctx.policyCheck!, comment);
       ctx.decision = record;
+      ctx.checks.push(() => workflow.assertCurrent(record));
       ctx.writes.push(() => workflow.write(record));
       ctx.events.push(decisionEvent(record));
       if (refusal) throw refusal;

@@ -112,6 +112,7 @@ const revoke: RouteDef = {
     const existing = keys.get(id);
     if (!existing || !manageable(principal(ctx)).includes(existing.env)) throw new GatehouseError('not_found', `no key ${id}`);
     const revoked = keys.revoke(id);
+    ctx.checks.push(() => keys.assertCurrent(revoked));
     ctx.writes.push(() => keys.write(revoked));
     ctx.events.push(keyEvent('key.revoked', revoked));
     rateLimiter.forget(id);

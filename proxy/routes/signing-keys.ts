@@ -99,6 +99,7 @@ const revoke: RouteDef = {
     const owner = ownerOf(ctx);
     const { signingKeys } = ctx.services;
     const revoked = signingKeys.revoke(owner.id, ctx.params.kid!, principal(ctx).keyId);
+    ctx.checks.push(() => signingKeys.assertCurrent(revoked));
     ctx.writes.push(() => signingKeys.write(revoked));
     return json(200, signingKeyView(revoked));
   },

@@ -3,6 +3,7 @@ import { endpointView, newSecret, withRotatedSecret, type WebhookEndpoint } from
 import { webhookPayload } from '../../core/webhooks/payload.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import { sortableId } from '../../core/ids.ts';
+import { nextRevision } from '../../core/revision.ts';
 import type { RequestContext } from '../context.ts';
 import { json, type Reply } from '../http/reply.ts';
 import { problemResponse, type RouteDef, type RouteResponse } from '../route.ts';
@@ -172,7 +173,9 @@ const update: RouteDef = {
       ...(body.enabled !== undefined ? { enabled: body.enabled, disabledReason: body.enabled ? null : `disabled by ${principal(ctx).keyId}` } : {}),
       ...(enabling ? { consecutiveFailures: 0 } : {}),
       updatedAt: new Date().toISOString(),
+      revision: nextRevision(endpoint),
     };
+    ctx.checks.push(() => webhooks.endpoints.assertCurrent(updated));
     ctx.writes.push(() => {
       webhooks.endpoints.write(updated);
       if (enabling) webhooks.deliveries.retryNowInTransaction(endpoint.id);
@@ -193,6 +196,7 @@ const remove: RouteDef = {
   handle(ctx) {
     const { webhooks } = ctx.services;
     const endpoint = load(ctx);
+    ctx.checks.push(() => webhooks.endpoints.assertCurrent({ ...endpoint, revision: nextRevision(endpoint) }));
     ctx.writes.push(() => {
       webhooks.endpoints.remove(endpoint.id);
       webhooks.deliveries.removeEndpointInTransaction(endpoint.id);
@@ -217,6 +221,7 @@ const rotate: RouteDef = {
     const { graceSeconds } = ctx.body as RotateSecretBody;
     const secret = newSecret();
     const rotated = withRotatedSecret(load(ctx), secret, graceSeconds === undefined ? webhooks.options.rotationGraceMs : graceSeconds * 1000);
+    ctx.checks.push(() => webhooks.endpoints.assertCurrent(rotated));
     ctx.writes.push(() => webhooks.endpoints.write(rotated));
     return json(200, { ...endpointView(rotated), secret });
   },

@@ -2,6 +2,7 @@ import { verdictSummary, type AuditDraft } from '../../core/audit-log.ts';
 import { auditEvent } from '../../core/events/audit-events.ts';
 import type { RequestContext } from '../context.ts';
 import type { Reply } from '../http/reply.ts';
+import { refuse } from './refuse.ts';
 
 /**
  * Stage 7: one audit entry per call, committed in the same LMDB transaction as the call's writes
@@ -34,21 +35,34 @@ export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
   return draft;
 }
 
-export async function commitWithAudit(ctx: RequestContext, reply: Reply): Promise<void> {
+/**
+ * Commits the call's writes, events and audit entry in one transaction and returns the reply as
+ * committed. The request's checks run first, before anything is written: one that fails (a
+ * record changed since the request read it, core/revision.ts) turns the reply into its refusal
+ * and drops the request's writes and events, so only the refusal's audit entry is stored. An
+ * idempotent request refused this way stores no reply: its retry runs again.
+ */
+export async function commitWithAudit(ctx: RequestContext, reply: Reply): Promise<Reply> {
   const { store, audit, events, metrics } = ctx.services;
   const audited = ctx.route?.audited ?? true;
-  if (!audited && ctx.writes.length === 0 && ctx.events.length === 0) return;
-  const draft = audited ? auditDraft(ctx, reply) : null;
-  const writes = ctx.writes;
-  const drafts = ctx.events;
+  if (!audited && ctx.writes.length === 0 && ctx.events.length === 0) return reply;
+  let committed = reply;
   const started = performance.now();
   await store.commit(() => {
+    try {
+      for (const check of ctx.checks) check();
+    } catch (error) {
+      committed = refuse(ctx, error);
+      ctx.writes = [];
+      ctx.events = [];
+    }
     // Events first: a step's own event precedes what it sets off (a review approval, then the key's activation).
-    for (const event of drafts) events.appendInTransaction(event);
-    for (const write of writes) write();
-    if (!draft) return;
-    const recorded = auditEvent(audit.appendInTransaction(draft));
+    for (const event of ctx.events) events.appendInTransaction(event);
+    for (const write of ctx.writes) write();
+    if (!audited) return;
+    const recorded = auditEvent(audit.appendInTransaction(auditDraft(ctx, committed)));
     if (recorded) events.appendInTransaction(recorded);
   });
   metrics.auditAppend.observe((performance.now() - started) / 1000);
+  return committed;
 }
