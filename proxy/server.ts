@@ -58,6 +58,8 @@ export interface ServerConfig {
   streaming?: Partial<StreamOptions>;
   /** Webhook retries, timeouts, disabling and the SSRF allowlist (docs/webhooks.md). */
   webhooks?: Partial<WebhookOptions>;
+  /** CIDRs, addresses or host names agents' tools may reach despite the SSRF guard (docs/agents.md). */
+  toolAllow?: readonly string[];
   /** Who must sign requests (docs/signatures.md); `production` by default. */
   signatures?: SignatureMode;
   /** How far `created` may be from the server's clock, in seconds (default 300). */
@@ -108,6 +110,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     },
     jwtIdentities: config.jwtIdentities ?? null,
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
+    toolAllow: config.toolAllow ?? [],
     draining: () => draining,
   });
   const adminKey = await services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) =>
@@ -229,8 +232,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   purge.unref();
   services.webhooks.start();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
-  const toolUpstreams = new Upstreams({ maxSockets: 64 });
-  services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.limits.bodyBytes));
+  const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
+  services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
   const interruptedCalls = await services.agents.calls.failInterrupted();
   if (interruptedCalls) console.log(`gatehouse: ${interruptedCalls} agent tool call(s) interrupted by the last stop marked failed`);
   const gateway = config.proxy ? await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs) : null;

@@ -22,6 +22,7 @@ import { ReplayGuard } from '../core/signatures/replay-guard.ts';
 import { DEFAULT_SKEW_SECONDS, RequestSignatureVerifier } from '../core/signatures/request-verifier.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import { SigningKeyRegistry } from '../core/signing-keys.ts';
+import { AddressGuard } from '../core/ssrf-guard.ts';
 import { Metrics } from './metrics.ts';
 
 /** The core services one server runs on, built once over an open store. */
@@ -80,6 +81,8 @@ export interface ServiceOptions {
   idempotencyRetentionMs: number;
   rateLimits: Record<Env, RateLimit>;
   webhooks: WebhookOptions;
+  /** CIDRs, addresses or host names agents' tools may reach despite the SSRF guard. */
+  toolAllow: readonly string[];
   embedder: Embedder;
   /** Defaults: production keys sign, a 300 s window, no public URL. */
   signatures?: Partial<SignatureOptions>;
@@ -110,7 +113,7 @@ export function buildServices(options: ServiceOptions): Services {
     workflow,
     keyReview: new KeyReview(keys, workflow, events),
     heldRequests: new HeldRequests(store, workflow, audit),
-    agents: new GovernedAgents(store, workflow, audit, events, evaluator),
+    agents: new GovernedAgents(store, workflow, audit, events, evaluator, new AddressGuard({ allow: options.toolAllow, allowSetting: 'GATEHOUSE_TOOL_ALLOW' })),
     idempotency: new IdempotencyStore(store, options.idempotencyRetentionMs),
     events,
     webhooks,

@@ -50,7 +50,7 @@ const PAY_SCHEMA = {
 
 async function setup(t: Test) {
   const upstream = await toolUpstream(t);
-  const { url, admin } = await startTestServer(t, { policies: engine });
+  const { url, admin } = await startTestServer(t, { policies: engine, toolAllow: ['127.0.0.1'] });
   const operator = await issueKey(url, admin, { env: 'sandbox', scopes: ['admin'], name: 'operator' });
   const runner = await issueKey(url, admin, { env: 'sandbox', scopes: ['agents:run', 'stream:subscribe'], name: 'runner' });
   const other = await issueKey(url, admin, { env: 'sandbox', scopes: ['agents:run'], name: 'other runner' });
@@ -142,6 +142,25 @@ t.test('schema-invalid input is 400 naming the JSON pointer, and reaches neither
   const unknownPolicy = await s.payTool('pay2', '/pay', { policy: 'agent-tools-v9' });
   ok(t, unknownPolicy, 422, 'unknown policy');
   t.equal(unknownPolicy.json.code, 'unknown_policy');
+});
+
+t.test('tool endpoints pass the SSRF guard unless the operator allows them', async (t) => {
+  const { url, admin } = await startTestServer(t, { policies: engine });
+  const operator = await issueKey(url, admin, { env: 'sandbox', scopes: ['admin'], name: 'operator' });
+  const register = (name: string, upstream: string, compensate = 'http://8.8.8.8/undo') =>
+    call(url, 'POST', '/v1/agents/tools', {
+      key: operator.key,
+      body: { name, description: '', inputSchema: { type: 'object' }, upstream: { method: 'POST', url: upstream }, compensate: { method: 'POST', url: compensate }, scopes: [], policy: 'agent-tools-v1' },
+    });
+  for (const target of ['http://127.0.0.1:9/pay', 'http://2130706433/', 'http://[::ffff:7f00:1]/', 'http://169.254.169.254/latest/meta-data', 'http://[64:ff9b::a00:1]/', 'http://[2002:c0a8:101::]/']) {
+    const refused = await register('pay', target);
+    ok(t, refused, 400, `${target} refused`);
+    t.match(refused.json, { code: 'invalid_request', errors: [{ path: 'body/upstream/url', message: /not a public address.*GATEHOUSE_TOOL_ALLOW/ }] });
+  }
+  const compensate = await register('pay', 'http://8.8.8.8/pay', 'http://[fd00::1]/undo');
+  ok(t, compensate, 400, 'the compensating endpoint too');
+  t.match(compensate.json.errors, [{ path: 'body/compensate/url' }]);
+  t.equal((await call(url, 'GET', '/v1/agents/tools', { key: operator.key })).json.data.length, 0, 'nothing registered');
 });
 
 t.test('scope escapes are refused', async (t) => {

@@ -30,7 +30,7 @@ const RUN_LIMITS = { maxToolCalls: MAX_TOOL_CALLS, maxWallMs: 24 * 3600 * 1000 }
  * it (`agents:run`), checked once end to end; each load run gets a fresh agent run.
  */
 async function startGatehouse(workDir: string, upstream: string): Promise<LoadTarget> {
-  const gatehouse = await startScenarioGatehouse(workDir, { scopes: ['admin', 'agents:run'] });
+  const gatehouse = await startScenarioGatehouse(workDir, { scopes: ['admin', 'agents:run'] }, { toolAllow: ['127.0.0.1'] });
   const headers = { ...gatehouse.auth, ...JSON_HEADERS };
   const post = async (path: string, body: unknown, expected: number) => {
     const response = await fetch(`${gatehouse.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });

@@ -52,6 +52,7 @@ const HELP = `usage: gatehouse serve [options]
   --webhook-retry-schedule LIST GATEHOUSE_WEBHOOK_RETRY_SCHEDULE  waits between attempts (5s,5m,30m,2h,5h,10h)
   --webhook-timeout DUR    GATEHOUSE_WEBHOOK_TIMEOUT       one delivery attempt's bound (15s)
   --webhook-disable-after N GATEHOUSE_WEBHOOK_DISABLE_AFTER failed attempts in a row that disable an endpoint (20)
+  --tool-allow LIST        GATEHOUSE_TOOL_ALLOW            CIDRs, addresses or hosts agents' tools may reach despite the SSRF guard
                            GATEHOUSE_EMBEDDER_URL          an OpenAI-style embeddings endpoint for memory (unset: the offline word vectors);
                            GATEHOUSE_EMBEDDER_MODEL, _DIMENSIONS, _API_KEY  its model, vector size and bearer token (docs/memory.md)
   DUR is a number with a unit: 250ms, 5s, 5m, 2h, 7d (seconds without one).
@@ -79,12 +80,18 @@ export interface ServeSettings {
   embedder: HttpEmbedder | undefined;
   streaming: Partial<StreamOptions>;
   webhooks: Partial<WebhookOptions>;
+  toolAllow: string[];
 }
 
 function number(name: string, text: string, min: number): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got '${text}'`);
   return value;
+}
+
+/** A comma-separated list, blanks dropped. */
+function list(text: string): string[] {
+  return text.split(',').map((e) => e.trim()).filter(Boolean);
 }
 
 function rateLimit(name: string, text: string): RateLimit {
@@ -119,6 +126,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'webhook-retry-schedule': { type: 'string' },
       'webhook-timeout': { type: 'string' },
       'webhook-disable-after': { type: 'string' },
+      'tool-allow': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -158,6 +166,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     publicUrl,
     jwtIssuersFile: env.GATEHOUSE_JWT_ISSUERS || undefined,
     embedder: httpEmbedderFromEnv(env),
+    toolAllow: list(pick(values['tool-allow'], 'GATEHOUSE_TOOL_ALLOW') ?? ''),
     proxy: routesFile ? { routesFile, port: proxyPort === undefined ? GATEWAY_DEFAULTS.port : number('--proxy-port', proxyPort, 0) } : undefined,
     ...eventSettings(values, pick),
   };
@@ -185,7 +194,7 @@ function eventSettings(
       heartbeatMs: given('stream-heartbeat', 'GATEHOUSE_STREAM_HEARTBEAT', parseDuration),
     }),
     webhooks: defined({
-      allow: given('webhook-allow', 'GATEHOUSE_WEBHOOK_ALLOW', (_n, t) => t.split(',').map((e) => e.trim()).filter(Boolean)),
+      allow: given('webhook-allow', 'GATEHOUSE_WEBHOOK_ALLOW', (_n, t) => list(t)),
       retryScheduleMs: given('webhook-retry-schedule', 'GATEHOUSE_WEBHOOK_RETRY_SCHEDULE', parseDurationList),
       attemptTimeoutMs: given('webhook-timeout', 'GATEHOUSE_WEBHOOK_TIMEOUT', parseDuration),
       disableAfterFailures: given('webhook-disable-after', 'GATEHOUSE_WEBHOOK_DISABLE_AFTER', (n, t) => number(n, t, 1)),

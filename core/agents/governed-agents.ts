@@ -2,6 +2,7 @@ import type { AuditLog } from '../audit-log.ts';
 import type { DecisionWorkflow } from '../decision-workflow.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PolicyEvaluator } from '../policy-evaluator.ts';
+import type { AddressGuard } from '../ssrf-guard.ts';
 import type { Store } from '../store.ts';
 import { AgentRegistry } from './agents.ts';
 import type { RollbackDeps } from './rollback.ts';
@@ -24,8 +25,10 @@ export class GovernedAgents implements RollbackDeps {
     readonly audit: AuditLog,
     readonly events: EventLog,
     evaluator: PolicyEvaluator,
+    /** Judges tools' endpoints when registered and every connection to them. */
+    readonly guard: AddressGuard,
   ) {
-    this.tools = new ToolRegistry(store, evaluator);
+    this.tools = new ToolRegistry(store, evaluator, guard);
     this.agents = new AgentRegistry(store, this.tools);
     this.runs = new RunStore(store);
     this.calls = new ToolCalls(store, workflow, audit, events, this.tools, this.agents, this.runs, this.sender);

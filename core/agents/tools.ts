@@ -3,6 +3,7 @@ import type { Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
 import type { PolicyEvaluator } from '../policy-evaluator.ts';
+import type { AddressGuard } from '../ssrf-guard.ts';
 import type { Store } from '../store.ts';
 import { checkInputSchema } from './input-schema.ts';
 
@@ -56,15 +57,20 @@ export class ToolRegistry {
   constructor(
     store: Store,
     private readonly evaluator: PolicyEvaluator,
+    private readonly guard: AddressGuard,
   ) {
     this.db = store.database<ToolRecord, [Env, string]>('agent-tools');
   }
 
   /**
    * A new tool, checked but not stored (write it with `write` in the call's transaction). Its
-   * schema must be valid, its policy loaded, its endpoints http(s), its name unused.
+   * schema must be valid, its policy loaded, its endpoints http(s) URLs the SSRF guard lets
+   * through, its name unused.
    */
-  prepare(env: Env, keyId: string, body: RegisterTool): ToolRecord {
+  async prepare(env: Env, keyId: string, body: RegisterTool): Promise<ToolRecord> {
+    // Resolving names takes a while: the checks against the store come after it, as close to the write as they can.
+    const upstream = await this.endpoint('upstream', body.upstream);
+    const compensate = body.compensate ? await this.endpoint('compensate', body.compensate) : null;
     if (this.db.get([env, body.name])) throw new GatehouseError('conflict', `a tool named ${body.name} already exists`);
     if (!this.evaluator.has(body.policy)) {
       throw new GatehouseError('unknown_policy', `no policy named ${body.policy} is loaded`, { policies: this.evaluator.names() });
@@ -79,14 +85,25 @@ export class ToolRegistry {
       name: body.name,
       description: body.description,
       inputSchema: body.inputSchema,
-      upstream: endpoint('upstream', body.upstream),
-      compensate: body.compensate ? endpoint('compensate', body.compensate) : null,
+      upstream,
+      compensate,
       scopes: [...new Set(body.scopes)],
       policy: body.policy,
       spendField: body.spendField ?? null,
       createdBy: keyId,
       createdAt: new Date().toISOString(),
     };
+  }
+
+  private async endpoint(field: string, given: { method: ToolMethod; url: string; timeoutMs?: number }): Promise<ToolEndpoint> {
+    let url: URL;
+    try {
+      url = new URL(given.url);
+    } catch {
+      throw new GatehouseError('invalid_request', `${field}.url is not an absolute URL`);
+    }
+    await this.guard.check(url, `body/${field}/url`);
+    return { method: given.method, url: url.href, timeoutMs: given.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS };
   }
 
   /** Stores a tool; call inside `store.commit`. */
@@ -109,15 +126,4 @@ export class ToolRegistry {
 function hasProperty(schema: Record<string, unknown>, name: string): boolean {
   const properties = schema.properties;
   return typeof properties === 'object' && properties !== null && Object.hasOwn(properties, name);
-}
-
-function endpoint(field: string, given: { method: ToolMethod; url: string; timeoutMs?: number }): ToolEndpoint {
-  let url: URL;
-  try {
-    url = new URL(given.url);
-  } catch {
-    throw new GatehouseError('invalid_request', `${field}.url is not an absolute URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GatehouseError('invalid_request', `${field}.url must be http or https`);
-  return { method: given.method, url: url.href, timeoutMs: given.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS };
 }

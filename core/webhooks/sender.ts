@@ -1,7 +1,6 @@
 import { Agent, request } from 'undici';
-import { isIP } from 'node:net';
 import type { Attempt } from './deliveries.ts';
-import { hostOf, type AddressGuard } from './ssrf-guard.ts';
+import type { AddressGuard } from '../ssrf-guard.ts';
 
 /**
  * One HTTP attempt of a webhook delivery: a POST over a keep-alive connection pool, bounded by
@@ -35,9 +34,7 @@ export class WebhookSender {
     });
     try {
       const target = new URL(url);
-      // Literal addresses connect without a lookup: check them here.
-      const literal = hostOf(target);
-      const why = isIP(literal) ? this.guard.refusal(literal) : null;
+      const why = this.guard.literalRefusal(target);
       if (why) return finish({ status: null, error: `refused: ${why}`, response: null });
       const answer = await request(target, {
         method: 'POST',

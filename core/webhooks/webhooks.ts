@@ -1,4 +1,5 @@
 import type { EventLog } from '../events/event-log.ts';
+import { AddressGuard } from '../ssrf-guard.ts';
 import type { Store } from '../store.ts';
 import { DeliveryStore } from './deliveries.ts';
 import { Dispatcher } from './dispatcher.ts';
@@ -6,7 +7,6 @@ import { EndpointStore } from './endpoint.ts';
 import { FanOut } from './fan-out.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './retry-schedule.ts';
 import { WebhookSender } from './sender.ts';
-import { AddressGuard } from './ssrf-guard.ts';
 
 /**
  * Webhooks, assembled: endpoints, the outbox, the fan-out from the event log and the
@@ -52,7 +52,7 @@ export class Webhooks {
     this.endpoints = new EndpointStore(store);
     this.deliveries = new DeliveryStore(store);
     this.fanOut = new FanOut(store, events, this.endpoints, this.deliveries);
-    this.guard = new AddressGuard(options.allow);
+    this.guard = new AddressGuard({ allow: options.allow, allowSetting: 'GATEHOUSE_WEBHOOK_ALLOW' });
     const sender = new WebhookSender(this.guard, options.attemptTimeoutMs);
     this.dispatcher = new Dispatcher(store, events, this.endpoints, this.deliveries, sender, options);
     events.onCommitted(() => this.kick());

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Url } from 'node:url';
 import httpProxy from 'http-proxy';
@@ -48,6 +48,8 @@ interface Attempt {
 export interface UpstreamOptions {
   /** Sockets per upstream origin (in use and idle); requests beyond it queue in the agent. */
   maxSockets: number;
+  /** Resolves upstream host names (agents' tools resolve through the SSRF guard); unset: DNS. */
+  lookup?: LookupFunction;
 }
 
 /**
@@ -102,7 +104,8 @@ export class Upstreams {
   agentFor(upstream: URL): HttpAgent {
     let agent = this.agents.get(upstream.origin);
     if (!agent) {
-      const options = { keepAlive: true, maxSockets: this.options.maxSockets, maxFreeSockets: this.options.maxSockets, scheduling: 'lifo' as const };
+      const { maxSockets, lookup } = this.options;
+      const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const, ...(lookup ? { lookup } : {}) };
       agent = upstream.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
       this.agents.set(upstream.origin, agent);
     }

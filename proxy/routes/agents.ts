@@ -59,14 +59,14 @@ const registerTool: RouteDef = {
   responses: {
     201: { description: 'Registered.', schema: Tool },
     ...COMMON,
-    400: problemResponse('A body that does not match the schema, or an inputSchema that is not a valid JSON Schema of an object.'),
+    400: problemResponse('A body that does not match the schema, an inputSchema that is not a valid JSON Schema of an object, or an endpoint URL the SSRF guard refuses (`errors` says why).'),
     409: problemResponse('A tool with this name exists.'),
     422: problemResponse('Unknown policy (`unknown_policy`).'),
   },
-  handle(ctx) {
+  async handle(ctx) {
     const caller = principal(ctx);
     const { tools } = ctx.services.agents;
-    const tool = tools.prepare(caller.env, caller.keyId, ctx.body as RegisterToolBody);
+    const tool = await tools.prepare(caller.env, caller.keyId, ctx.body as RegisterToolBody);
     ctx.writes.push(() => tools.write(tool));
     return json(201, toolView(tool));
   },

@@ -23,7 +23,7 @@ import { principal } from './principal.ts';
 /**
  * Webhook configuration, `/v1/webhooks/config` (scope `webhooks:manage`; docs/webhooks.md).
  * Endpoints belong to the environment of the key that creates them and receive only that
- * environment's events. URLs pass the SSRF guard (core/webhooks/ssrf-guard.ts) when set. Writes
+ * environment's events. URLs pass the SSRF guard (core/ssrf-guard.ts) when set. Writes
  * commit with the call's audit entry; test messages and replays join the endpoint's queue behind
  * what is already pending, and the dispatcher is woken by the emit stage.
  */
@@ -91,7 +91,7 @@ const create: RouteDef = {
     const caller = principal(ctx);
     const body = ctx.body as CreateWebhookBody;
     const { webhooks, events } = ctx.services;
-    await webhooks.guard.check(new URL(body.url));
+    await webhooks.guard.check(new URL(body.url), 'body/url');
     const now = new Date().toISOString();
     const secret = newSecret();
     const endpoint: WebhookEndpoint = {
@@ -163,7 +163,7 @@ const update: RouteDef = {
     const { webhooks } = ctx.services;
     const body = ctx.body as UpdateWebhookBody;
     const endpoint = load(ctx);
-    if (body.url !== undefined) await webhooks.guard.check(new URL(body.url));
+    if (body.url !== undefined) await webhooks.guard.check(new URL(body.url), 'body/url');
     const enabling = body.enabled === true && !endpoint.enabled;
     const updated: WebhookEndpoint = {
       ...endpoint,
