@@ -1,4 +1,4 @@
-import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import uWS, { type HttpRequest, type HttpResponse, type ListenOptions, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { operationDraft } from '../core/audit-log.ts';
 import type { Env } from '../core/env.ts';
 import { requestId } from '../core/ids.ts';
@@ -11,6 +11,7 @@ import { Store } from '../core/store.ts';
 import type { JwtIdentities } from '../core/jwt-identities.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
+import { bindFailure, ListenError } from './http/listen-error.ts';
 import { readBody } from './http/request-body.ts';
 import { statusLine, type Reply } from './http/reply.ts';
 import { runPipeline } from './pipeline.ts';
@@ -68,6 +69,11 @@ export interface ServerConfig {
   publicUrl?: string;
   /** Issuers whose JWTs authenticate as service identities. */
   jwtIdentities?: JwtIdentities | null;
+  /**
+   * Share the port with other processes listening on it with this option too (SO_REUSEPORT; the
+   * kernel spreads connections among them). Without it, a port in use is a ListenError.
+   */
+  reusePort?: boolean;
 }
 
 export const DEFAULTS = {
@@ -222,7 +228,13 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   );
   app.any('/*', handler(new Map(), 'unmatched'));
 
-  const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port);
+  const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port, config.reusePort ?? false).catch(async (error: unknown) => {
+    stream.close();
+    (app as TemplatedApp & { close(): void }).close();
+    await services.memory.close();
+    await store.close();
+    throw error;
+  });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
   const purge = setInterval(() => {
     void services.idempotency.purgeExpired(store).catch(() => {});
@@ -236,7 +248,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
   const interruptedCalls = await services.agents.calls.failInterrupted();
   if (interruptedCalls) console.log(`gatehouse: ${interruptedCalls} agent tool call(s) interrupted by the last stop marked failed`);
-  const gateway = config.proxy ? await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs) : null;
+  let gateway: RunningGateway | null = null;
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -257,6 +269,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await store.close();
     })());
 
+  if (config.proxy) {
+    try {
+      gateway = await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
   return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, adminKey, services, gateway, close };
 }
 
@@ -273,9 +293,26 @@ async function startProxyGateway(services: Services, proxy: NonNullable<ServerCo
   });
 }
 
-function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+/** uWS's listen with a host and options, which its typings leave out. */
+type ListenWithOptions = { listen(host: string, port: number, options: ListenOptions, cb: (socket: us_listen_socket | false) => void): unknown };
+
+/** uSockets' LIBUS_LISTEN_DEFAULT sets SO_REUSEPORT; LIBUS_LISTEN_EXCLUSIVE_PORT does not. */
+const LISTEN_DEFAULT = 0 as ListenOptions;
+const LISTEN_EXCLUSIVE_PORT = 1 as ListenOptions;
+
+/**
+ * Listens exclusively unless sharing is asked for: with SO_REUSEPORT a second server on a port in
+ * use would start too, and the kernel would hand each of them part of the connections.
+ */
+function listen(app: TemplatedApp, host: string, port: number, reusePort: boolean): Promise<us_listen_socket> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${host}:${port}`))));
+    (app as unknown as ListenWithOptions).listen(host, port, reusePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT, (socket) => {
+      if (socket) resolve(socket);
+      else
+        void bindFailure(host, port).then((code) =>
+          reject(new ListenError('the API', host, port, code, 'stop it, choose another port (--port), or start every instance with --reuse-port to share it on purpose')),
+        );
+    });
   });
 }
 

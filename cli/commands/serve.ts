@@ -5,7 +5,8 @@ import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
 import { PolicyEngine } from '../../policies/engine/index.ts';
 import { GATEWAY_DEFAULTS } from '../../proxy/gateway/gateway.ts';
-import { DEFAULTS, startServer } from '../../proxy/server.ts';
+import { ListenError } from '../../proxy/http/listen-error.ts';
+import { DEFAULTS, startServer, type RunningServer } from '../../proxy/server.ts';
 import { JwtIdentities } from '../../core/jwt-identities.ts';
 import { httpEmbedderFromEnv, type HttpEmbedder } from '../../core/memory/http-embedder.ts';
 import { DEFAULT_SKEW_SECONDS } from '../../core/signatures/request-verifier.ts';
@@ -30,6 +31,8 @@ const HELP = `usage: gatehouse serve [options]
 
   --port N                 GATEHOUSE_PORT                  (${DEFAULTS.port}; 0 picks a free port)
   --host H                 GATEHOUSE_HOST                  (${DEFAULTS.host})
+  --reuse-port             GATEHOUSE_REUSE_PORT=1          share the API port with other instances started so (SO_REUSEPORT);
+                                                           without it a port in use is an error
   --data-dir D             GATEHOUSE_DATA_DIR              (./.gatehouse)
   --policies-dir D         GATEHOUSE_POLICIES_DIR          (the package's policies/rego)
                            GATEHOUSE_ADMIN_KEY             bootstrap admin key (generated and printed once if unset)
@@ -60,6 +63,7 @@ const HELP = `usage: gatehouse serve [options]
 
 export interface ServeSettings {
   port: number;
+  reusePort: boolean;
   host: string;
   dataDir: string;
   policiesDir: string;
@@ -105,6 +109,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     args,
     options: {
       port: { type: 'string' },
+      'reuse-port': { type: 'boolean' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'policies-dir': { type: 'string' },
@@ -153,6 +158,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
   const proxyPort = pick(values['proxy-port'], 'GATEHOUSE_PROXY_PORT');
   return {
     port: port === undefined ? DEFAULTS.port : number('--port', port, 0),
+    reusePort: values['reuse-port'] ?? env.GATEHOUSE_REUSE_PORT === '1',
     host: pick(values.host, 'GATEHOUSE_HOST') ?? DEFAULTS.host,
     dataDir: pick(values['data-dir'], 'GATEHOUSE_DATA_DIR') ?? '.gatehouse',
     policiesDir: pick(values['policies-dir'], 'GATEHOUSE_POLICIES_DIR') ?? PACKAGE_POLICIES,
@@ -232,7 +238,15 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const engine = await openPolicies(config.policiesDir, config.dataDir, true);
-  const server = await startServer({ ...config, policies: engine, jwtIdentities });
+  let server: RunningServer;
+  try {
+    server = await startServer({ ...config, policies: engine, jwtIdentities });
+  } catch (error) {
+    await engine.close();
+    if (!(error instanceof ListenError)) throw error;
+    console.error(`gatehouse serve: ${error.message}`);
+    return 1;
+  }
   const names = engine.names();
   console.log(`gatehouse: listening on ${server.url}`);
   if (server.gateway) console.log(`gatehouse: proxy gateway listening on ${server.gateway.url} (routes from ${server.gateway.routes.file})`);

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { AuditDraft } from '../../core/audit-log.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import { routeDenial } from '../../core/route-access.ts';
+import { ListenError } from '../http/listen-error.ts';
 import { asGatehouseError, problemReply } from '../http/problem.ts';
 import type { Reply } from '../http/reply.ts';
 import type { Services } from '../services.ts';
@@ -163,9 +164,15 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => {
+      services.heldRequests.setSender(null);
+      upstreams.close();
+      routes.close();
+      reject(new ListenError('the proxy gateway', config.host, config.port, error.code ?? 'unknown', 'stop it or choose another port (--proxy-port)'));
+    };
+    server.once('error', failed);
     server.listen(config.port, config.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
