@@ -19,7 +19,7 @@ const ALLOWED: Record<Exclude<DecisionAction, 'create'>, readonly DecisionStatus
 
 export function assertTransition(decision: DecisionRecord, action: Exclude<DecisionAction, 'create'>): void {
   const refuse = (why: string) =>
-    new GatehouseError('invalid_transition', why, { decisionId: decision.id, status: decision.status, nextAction: decision.nextAction });
+    new GatehouseError('invalid_transition', why, { decisionId: decision.id, decisionStatus: decision.status, nextAction: decision.nextAction });
   if (!ALLOWED[action].includes(decision.status)) throw refuse(`cannot ${action} a decision that is ${decision.status}`);
   if (action === 'approve' && decision.nextAction !== 'approve') {
     throw refuse(`this decision is not waiting for approval (next action: ${decision.nextAction})`);

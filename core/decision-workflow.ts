@@ -218,6 +218,6 @@ function denial(decision: DecisionRecord, check: PolicyCheck, action: DecisionAc
     policy: check.policy,
     decisionId: action === 'create' ? null : decision.id,
     auditTrail: decision.auditTrail,
-    ...(status ? { status } : {}),
+    ...(status ? { decisionStatus: status } : {}),
   });
 }

@@ -25,12 +25,20 @@ export type ErrorCode =
   | 'upstream_timeout'
   | 'internal';
 
+/**
+ * Extra members carried into the problem document (reasons, audit reference, …). The members
+ * RFC 9457 and the API define are the transport's to fill: a decision's status, say, goes under
+ * `decisionStatus`, never `status`, which is the HTTP status.
+ */
+export type ProblemExtensions = Record<string, unknown> & {
+  [member in 'type' | 'title' | 'status' | 'detail' | 'instance' | 'code' | 'requestId']?: never;
+};
+
 export class GatehouseError extends Error {
   readonly code: ErrorCode;
-  /** Extra members carried into the problem document (reasons, audit reference, …). */
-  readonly extensions: Record<string, unknown>;
+  readonly extensions: ProblemExtensions;
 
-  constructor(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, detail: string, extensions: ProblemExtensions = {}) {
     super(detail);
     this.name = 'GatehouseError';
     this.code = code;

@@ -68,7 +68,8 @@ t.test('a low-risk decision runs without a human', async (t) => {
   for (const action of ['approve', 'reject', 'execute', 'cancel']) {
     const again = await as(creator).act(created.id, action);
     t.equal(again.status, 409, `${action} after execution`);
-    t.equal(again.json.code, 'invalid_transition');
+    // RFC 9457: `status` is the HTTP status; the decision's own is another member.
+    t.match(again.json, { code: 'invalid_transition', status: 409, decisionStatus: 'executed', decisionId: created.id });
   }
 });
 
@@ -80,7 +81,7 @@ t.test('a risky decision waits for someone other than its creator', async (t) =>
 
   const early = await as(bystander).act(created.id, 'execute');
   t.equal(early.status, 403, 'executing before approval is refused by the policy');
-  t.match(early.json, { code: 'policy_denied', status: 'blocked', auditTrail: created.auditTrail });
+  t.match(early.json, { code: 'policy_denied', status: 403, decisionStatus: 'blocked', auditTrail: created.auditTrail });
   t.ok(early.json.reasons.some((r: string) => /execution needs 1 approval/.test(r)), 'says why');
   t.equal((await as(creator).get(created.id)).json.status, 'blocked', 'and the decision is blocked');
 

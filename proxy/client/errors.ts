@@ -27,6 +27,14 @@ export class GatehouseApiError extends Error {
     this.requestId = problem.requestId;
     this.problem = problem;
   }
+
+  /**
+   * The status of the decision a refusal concerns (`invalid_transition`, or `blocked` on a
+   * `policy_denied` that blocked it); `status` is the HTTP status.
+   */
+  get decisionStatus(): string | undefined {
+    return this.problem.decisionStatus as string | undefined;
+  }
 }
 
 /** 400, 413, 415: the request itself is wrong. */

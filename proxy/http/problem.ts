@@ -33,14 +33,15 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 export function problemReply(error: GatehouseError, requestId: string): Reply {
   const { status, title } = PROBLEMS[error.code];
+  // The defined members come last so no extension can replace them (`status` stays the HTTP status).
   const body = {
+    ...error.extensions,
     type: `urn:gatehouse:problem:${error.code}`,
     title,
     status,
     detail: error.message,
     code: error.code,
     requestId,
-    ...error.extensions,
   };
   return { status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(body) };
 }
