@@ -1,3 +1,4 @@
+import { PathParam } from './id-schema.ts';
 import { paramNames, ROUTES } from './route-table.ts';
 import type { RouteDef } from './route.ts';
 
@@ -8,7 +9,7 @@ import type { RouteDef } from './route.ts';
 let cached: unknown;
 
 function operation(route: RouteDef) {
-  const parameters: unknown[] = paramNames(route.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters: unknown[] = paramNames(route.path).map((name) => ({ name, in: 'path', required: true, schema: PathParam }));
   const query = route.query as { properties?: Record<string, unknown>; required?: string[] } | undefined;
   for (const [name, schema] of Object.entries(query?.properties ?? {})) {
     parameters.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });

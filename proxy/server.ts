@@ -1,6 +1,7 @@
 import uWS, { type HttpRequest, type HttpResponse, type ListenOptions, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { operationDraft } from '../core/audit-log.ts';
 import type { Env } from '../core/env.ts';
+import { GatehouseError } from '../core/errors.ts';
 import { requestId } from '../core/ids.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import { UNSIGNED } from '../core/policy-input.ts';
@@ -12,6 +13,7 @@ import type { JwtIdentities } from '../core/jwt-identities.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
 import { bindFailure, ListenError } from './http/listen-error.ts';
+import { problemReply } from './http/problem.ts';
 import { readBody } from './http/request-body.ts';
 import { statusLine, type Reply } from './http/reply.ts';
 import { runPipeline } from './pipeline.ts';
@@ -34,6 +36,10 @@ import { Upstreams } from './gateway/upstreams.ts';
  *
  * Routing is uWS's: one `any` handler per path pattern picks the route by method (so a known path
  * with the wrong method is 405 with `Allow`), and a catch-all answers 404.
+ *
+ * No request may end the process: uWS ends it on an exception thrown from a handler, and Node on
+ * an unhandled rejection. The pipeline turns every refusal and fault into a reply; whatever still
+ * escapes it (a bug) reaches `answerInternal`, which logs it and answers 500 `internal`.
  */
 export interface ServerConfig {
   dataDir: string;
@@ -126,7 +132,6 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const app = uWS.App();
   const stream = new StreamHub(app, services.events, { ...STREAM_DEFAULTS, ...config.streaming }, services.metrics);
   const send = (res: HttpResponse, ctx: RequestContext, reply: Reply) => {
-    inFlight--;
     const status = String(reply.status);
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
     services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, (performance.now() - ctx.startedAt) / 1000);
@@ -145,25 +150,23 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       );
       return;
     }
-    res.cork(() => {
-      res.writeStatus(statusLine(reply.status));
-      for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
-      res.writeHeader('request-id', ctx.requestId);
-      res.end(reply.body, ctx.closeConnection || draining);
-    });
+    writeReply(res, reply, ctx.requestId, ctx.closeConnection || draining);
   };
 
   // Once per server, not a closure per request: the TypeScript loader (tsx) names every named
   // closure it creates with a defineProperty call.
   const start = (res: HttpResponse, ctx: RequestContext) => {
     res.started = true;
-    void runPipeline(ctx).then((reply) => send(res, ctx, reply));
+    void runPipeline(ctx)
+      .then((reply) => send(res, ctx, reply))
+      .catch((error) => answerInternal(res, ctx.requestId, error))
+      .finally(() => inFlight--);
   };
 
   const handler = (routes: Map<string, RouteDef>, pattern: string) => {
     const allowed = [...routes.keys()];
     const params = paramNames(routes.values().next().value?.path ?? '');
-    return (res: HttpResponse, req: HttpRequest) => {
+    const receive = (res: HttpResponse, req: HttpRequest) => {
       const method = req.getCaseSensitiveMethod().toUpperCase();
       const route = routes.get(method);
       const headers: Record<string, string> = {};
@@ -172,8 +175,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       req.forEach((name, value) => {
         headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
       });
+      // Decoded and checked by the pipeline (proxy/stages/path-params.ts), where a bad one is 400.
       const values: Record<string, string> = {};
-      params.forEach((name, i) => (values[name] = decodeURIComponent(req.getParameter(i) ?? '')));
+      params.forEach((name, i) => (values[name] = req.getParameter(i) ?? ''));
       const ctx = newContext(services, {
         method,
         path: req.getUrl(),
@@ -186,6 +190,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         allowed: route ? [] : allowed,
         lateForShutdown: draining,
       });
+      const length = headers['content-length'];
+      const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+      const bodyLimit = services.limits.bodyBytes;
       inFlight++;
       // uWS responses accept user data; `aborted` marks one that must no longer be written,
       // `started` one whose pipeline runs.
@@ -196,16 +203,22 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // A client gone before its body arrived never reaches the pipeline: nothing to drain.
         if (!res.started) inFlight--;
       });
-      const length = headers['content-length'];
-      if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) {
+      if (hasBody) {
         const declared = length === undefined ? null : Number(length);
-        readBody(res, services.limits.bodyBytes, declared, (result) => {
+        readBody(res, bodyLimit, declared, (result) => {
           if (result.ok) ctx.rawBody = result.body;
           else ctx.bodyTooLarge = true;
           start(res, ctx);
         });
       } else {
         start(res, ctx);
+      }
+    };
+    return (res: HttpResponse, req: HttpRequest) => {
+      try {
+        receive(res, req);
+      } catch (error) {
+        answerInternal(res, requestId(), error);
       }
     };
   };
@@ -291,6 +304,32 @@ async function startProxyGateway(services: Services, proxy: NonNullable<ServerCo
     port: proxy.port ?? GATEWAY_DEFAULTS.port,
     ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
   });
+}
+
+function writeReply(res: HttpResponse, reply: Reply, id: string, close: boolean): void {
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
+    res.writeHeader('request-id', id);
+    res.end(reply.body, close);
+  });
+}
+
+/**
+ * The last resort for an exception the pipeline did not turn into a reply. Never throws: it runs
+ * inside uWS callbacks and promise handlers, where an exception would end the process.
+ */
+function answerInternal(res: HttpResponse, id: string, error: unknown): void {
+  console.error(`gatehouse: ${id}: the request failed outside the pipeline`, error);
+  if (res.aborted) return;
+  res.aborted = true;
+  const reply = problemReply(new GatehouseError('internal', 'the server could not complete this request'), id);
+  try {
+    // What was written before the failure is unknown: the connection is not reused.
+    writeReply(res, reply, id, true);
+  } catch (writeError) {
+    console.error(`gatehouse: ${id}: could not answer`, writeError);
+  }
 }
 
 /** uWS's listen with a host and options, which its typings leave out. */

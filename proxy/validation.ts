@@ -4,8 +4,8 @@ import { Value } from '@sinclair/typebox/value';
 import { GatehouseError } from '../core/errors.ts';
 
 /**
- * Validates request bodies and queries against the route's schema. Validators are compiled once
- * per schema. Failures are 400 `invalid_request` listing where and what, at most ten.
+ * Validates request bodies, queries and path parameters against the route's schema. Validators
+ * are compiled once per schema. Failures are 400 `invalid_request` listing where and what, at most ten.
  */
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -18,7 +18,7 @@ function checker(schema: TSchema): TypeCheck<TSchema> {
   return check;
 }
 
-export function validate<T>(schema: TSchema, value: unknown, where: 'body' | 'query'): T {
+export function validate<T>(schema: TSchema, value: unknown, where: 'body' | 'query' | 'params'): T {
   const check = checker(schema);
   if (check.Check(value)) return value as T;
   const errors: { path: string; message: string }[] = [];

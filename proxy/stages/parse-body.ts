@@ -1,12 +1,14 @@
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-nesting.ts';
 import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
 import { validate, validateQuery } from '../validation.ts';
 
 /**
  * Validation, between rate limiting and idempotency (as Fastify validates before handlers): a
- * body must be JSON, fit the size limit and match the route's schema; so must the query. A
- * refused body is never claimed for idempotency, so a corrected retry with the same key runs.
+ * body must be JSON, fit the size limit, nest at most MAX_JSON_DEPTH levels and match the route's
+ * schema; so must the query. A refused body is never claimed for idempotency, so a corrected
+ * retry with the same key runs.
  */
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -33,9 +35,15 @@ export function parseBody(ctx: RequestContext): void {
   if (!JSON_TYPE.test(type)) {
     throw new GatehouseError('unsupported_media_type', `send the body as application/json (got ${type || 'no content type'})`);
   }
+  const text = raw.toString('utf8');
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new GatehouseError('invalid_request', `the body nests deeper than ${MAX_JSON_DEPTH} levels`, {
+      errors: [{ path: 'body', message: `Expected at most ${MAX_JSON_DEPTH} levels of nested arrays and objects` }],
+    });
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new GatehouseError('invalid_request', `the body is not valid JSON: ${(error as Error).message}`);
   }

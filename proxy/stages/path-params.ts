@@ -1,0 +1,37 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import { GatehouseError } from '../../core/errors.ts';
+import type { RequestContext } from '../context.ts';
+import { PathParam } from '../id-schema.ts';
+import type { RouteDef } from '../route.ts';
+import { paramNames } from '../route-table.ts';
+import { validate } from '../validation.ts';
+
+/**
+ * The last step of routing, before authentication as 404 and 405 are: the path's parameters
+ * arrive as sent, are percent-decoded here and must each be a PathParam. A malformed escape
+ * (`%ff`) or an id longer than any real one is 400, never a thrown URIError.
+ */
+const schemas = new WeakMap<RouteDef, TSchema>();
+
+function schemaOf(route: RouteDef): TSchema {
+  let schema = schemas.get(route);
+  if (!schema) {
+    schema = Type.Object(Object.fromEntries(paramNames(route.path).map((name) => [name, PathParam])));
+    schemas.set(route, schema);
+  }
+  return schema;
+}
+
+export function decodePathParams(ctx: RequestContext, route: RouteDef): void {
+  const params = ctx.params;
+  for (const name in params) {
+    try {
+      params[name] = decodeURIComponent(params[name]!);
+    } catch {
+      throw new GatehouseError('invalid_request', `the path parameter ${name} is not valid percent-encoded UTF-8`, {
+        errors: [{ path: `params/${name}`, message: 'Expected valid percent-encoding' }],
+      });
+    }
+  }
+  validate(schemaOf(route), params, 'params');
+}
