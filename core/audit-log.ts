@@ -198,6 +198,11 @@ export class AuditLog {
     return { seq: 0, hash: GENESIS };
   }
 
+  /** Entry number `seq`, if it is stored. */
+  entry(seq: number): AuditEntry | undefined {
+    return this.entries.get(seq);
+  }
+
   /** A trace's entries in order, only those recorded in `env`. */
   trace(env: Env, traceRef: string): AuditEntry[] {
     const out: AuditEntry[] = [];

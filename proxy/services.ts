@@ -98,7 +98,7 @@ export function buildServices(options: ServiceOptions): Services {
     metrics.policyEvaluation.observe({ policy: check.policy, allow: String(check.verdict.allow) }, check.durationNs / 1e9);
   });
   const audit = new AuditLog(store);
-  const events = new EventLog(store);
+  const events = new EventLog(store, audit);
   const memory = new Memory(store, options.embedder);
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow);

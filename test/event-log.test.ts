@@ -1,4 +1,6 @@
 import t from 'tap';
+import { AuditLog, operationDraft } from '../core/audit-log.ts';
+import { auditEvent } from '../core/events/audit-events.ts';
 import { EventLog } from '../core/events/event-log.ts';
 import { covers, topicPaths, topicScope } from '../core/events/topics.ts';
 import { Store } from '../core/store.ts';
@@ -11,7 +13,7 @@ import { tempDir } from './helpers/gatehouse.ts';
 t.test('cursors increase by one and survive pruning', async (t) => {
   const store = Store.open({ dataDir: tempDir(t) });
   t.teardown(() => store.close());
-  const log = new EventLog(store);
+  const log = new EventLog(store, new AuditLog(store));
   const append = (n: number) =>
     store.commit(() => {
       for (let i = 0; i < n; i++) log.appendInTransaction({ kind: 'audit.appended', topic: 'audit', env: 'sandbox', data: { i } });
@@ -27,6 +29,23 @@ t.test('cursors increase by one and survive pruning', async (t) => {
   t.equal(log.head(), 10, 'an emptied log keeps its place');
   await append(1);
   t.same(log.after(0, 10).map((e) => e.cursor), [11], 'and numbering goes on');
+});
+
+t.test('an audit.appended event stores a reference to its entry and reads back the entry', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  const audit = new AuditLog(store);
+  const log = new EventLog(store, audit);
+  const entry = await store.commit(() => {
+    const appended = audit.appendInTransaction({ ...operationDraft('SYSTEM', 'test', 'key_1', 200), env: 'sandbox' });
+    log.appendInTransaction(auditEvent(appended)!);
+    return appended;
+  });
+  const stored = store.database<{ data: unknown; auditSeq?: number }, number>('events').get(1)!;
+  t.equal(stored.data, null, 'the stored event holds no copy of the entry');
+  t.equal(stored.auditSeq, entry.seq, 'only its number');
+  t.same(log.after(0, 10)[0]!.data, entry, 'readers of the log see the entry');
+  t.same(log.ofTopic('sandbox', 'audit')[0]!.data, entry, 'so do readers of a topic');
 });
 
 t.test('topics', async (t) => {

@@ -71,7 +71,7 @@ export async function run(args: string[]): Promise<number> {
     const keys = new KeyRegistry(store);
     const audit = new AuditLog(store);
     // Key changes are events like the API's; a running server publishes them from the shared log.
-    const events = new EventLog(store);
+    const events = new EventLog(store, audit);
     switch (verb) {
       case 'create': {
         const scopes = list(values.scopes);

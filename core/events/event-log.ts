@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import type { AuditLog } from '../audit-log.ts';
 import { sortableId } from '../ids.ts';
 import type { Store } from '../store.ts';
 import type { EventDraft, StoredEvent } from './event.ts';
@@ -37,7 +38,11 @@ export class EventLog {
   private readonly meta: Database<number, string>;
   private readonly listeners: Array<() => void> = [];
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    /** Where events that report an audit entry (`auditSeq`) read it from. */
+    private readonly audit: Pick<AuditLog, 'entry'>,
+  ) {
     this.events = store.database<StoredEvent, number>('events');
     this.byTopic = store.database<true, [string, string, number]>('events-by-topic');
     this.meta = store.database<number, string>('meta');
@@ -46,6 +51,7 @@ export class EventLog {
   /** Numbers and stores one event; call inside `store.commit`, with the writes it describes. */
   appendInTransaction(draft: EventDraft): StoredEvent {
     const event: StoredEvent = { cursor: this.head() + 1, id: sortableId('evt_'), time: new Date().toISOString(), kind: draft.kind, topic: draft.topic, env: draft.env, data: draft.data };
+    if (draft.auditSeq !== undefined) event.auditSeq = draft.auditSeq;
     this.events.put(event.cursor, event);
     this.meta.put(HEAD, event.cursor);
     this.byTopic.put([event.env, event.topic, event.cursor], true);
@@ -57,7 +63,7 @@ export class EventLog {
     const out: StoredEvent[] = [];
     for (const [, , cursor] of this.byTopic.getKeys({ start: [env, topic, 0], end: [env, topic, Number.MAX_SAFE_INTEGER] })) {
       const event = this.events.get(cursor);
-      if (event) out.push(event);
+      if (event) out.push(this.withData(event));
     }
     return out;
   }
@@ -74,8 +80,14 @@ export class EventLog {
   /** Up to `limit` events with a cursor above `cursor`, in order. */
   after(cursor: number, limit: number): StoredEvent[] {
     const out: StoredEvent[] = [];
-    for (const { value } of this.events.getRange({ start: cursor + 1, limit })) out.push(value);
+    for (const { value } of this.events.getRange({ start: cursor + 1, limit })) out.push(this.withData(value));
     return out;
+  }
+
+  /** The event as readers see it: one that reports an audit entry carries the entry as its data. */
+  private withData(event: StoredEvent): StoredEvent {
+    if (event.auditSeq !== undefined) event.data = this.audit.entry(event.auditSeq) ?? null;
+    return event;
   }
 
   /** Events up to this cursor have been pruned: a reader behind it has missed some. */

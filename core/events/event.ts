@@ -36,7 +36,13 @@ export interface EventDraft {
   kind: EventKind;
   topic: string;
   env: Env;
+  /** What happened; read back from the audit log when the event reports an audit entry (`auditSeq`). */
   data: unknown;
+  /**
+   * The audit entry the event reports (`audit.appended`). The event stores this reference, not a
+   * copy: the entry is written once, in the same transaction, and never changes.
+   */
+  auditSeq?: number;
 }
 
 export interface StoredEvent extends EventDraft {
