@@ -179,7 +179,8 @@ t.test('the SSRF guard refuses private, loopback, link-local and metadata addres
   }
   t.equal((await as('/v1/webhooks/config', 'POST', { url: 'ftp://example.com/', events: ['*'] })).status, 400, 'http(s) only');
   t.equal((await as('/v1/webhooks/config', 'POST', { url: 'http://u:p@8.8.8.8/', events: ['*'] })).status, 400, 'no credentials in the URL');
-  const ok = await as('/v1/webhooks/config', 'POST', { url: 'http://8.8.8.8/hook', events: ['*'] });
+  // Subscribed to an event this test never causes, so nothing is ever sent to the public address.
+  const ok = await as('/v1/webhooks/config', 'POST', { url: 'http://8.8.8.8/hook', events: ['key.revoked'] });
   t.equal(ok.status, 201, 'a public address is accepted');
   const moved = await as(`/v1/webhooks/config/${ok.json.id}`, 'PATCH', { url: 'http://192.168.1.1/' });
   t.equal(moved.status, 400, 'checked again when the URL changes');
