@@ -94,6 +94,8 @@ function funcName(group: RuleGroup): string {
 class Frame {
   locals: number;
   cur: Stmt[];
+  /** How many blocks enclose `cur`: what a Break needs to leave back to an outer block. */
+  depth = 0;
 
   constructor(locals: number, cur: Stmt[]) {
     this.locals = locals;
@@ -153,12 +155,40 @@ export class Planner {
     const outer = this.frame.cur;
     const stmts: Stmt[] = [];
     this.frame.cur = stmts;
+    this.frame.depth++;
     try {
       fn();
     } finally {
       this.frame.cur = outer;
+      this.frame.depth--;
     }
     return { stmts };
+  }
+
+  /**
+   * Emits statements that succeed when one of the alternatives has a solution. Each alternative
+   * plans statements and calls `solved` where a solution is reached. Iterations inside an
+   * alternative never fail by themselves (a failure ends only one element), so completing the
+   * alternative's block proves nothing: reaching `solved` sets a flag, and leaves all the
+   * alternatives at once since one solution is enough.
+   */
+  private requireSolution(alternatives: Array<(solved: () => void) => void>): void {
+    const found = this.local();
+    this.emit({ op: 'ResetLocal', target: found });
+    const all = this.block(() => {
+      const depth = this.frame.depth;
+      for (const plan of alternatives) {
+        const alternative = this.block(() =>
+          plan(() => {
+            this.emit({ op: 'Assign', source: this.constOf('true'), target: found });
+            this.emit({ op: 'Break', index: this.frame.depth - depth });
+          }),
+        );
+        this.emit({ op: 'Block', blocks: [alternative] });
+      }
+    });
+    this.emit({ op: 'Block', blocks: [all] });
+    this.emit({ op: 'IsDefined', source: found });
   }
 
   private constOf(json: string): Operand {
@@ -378,7 +408,7 @@ export class Planner {
   private planLiteral(lit: Literal, env: Env, k: Next): void {
     if (lit.with.length > 0) return this.planWith(lit, env, k);
     if (lit.negated) {
-      const inner = this.block(() => this.planExpr(lit.expr, env, () => undefined));
+      const inner = this.block(() => this.requireSolution([(solved) => this.planExpr(lit.expr, env, solved)]));
       this.emit({ op: 'Not', block: inner });
       return k(env);
     }
@@ -491,30 +521,39 @@ export class Planner {
     });
   }
 
-  /** `every k, v in domain { body }`: fails when some element makes the body fail. */
+  /**
+   * `every k, v in domain { body }`: holds when the domain is a collection and the body has a
+   * solution for each of its elements (a `some` in the body is existential per element).
+   */
   private planEvery(expr: Extract<Expr, { type: 'every' }>, env: Env, k: Next): void {
     this.planTerm(expr.domain, env, (dom, e) => {
       const source = this.toLocal(dom);
+      this.requireSolution(
+        (['IsArray', 'IsObject', 'IsSet'] as const).map((op) => (solved: () => void) => {
+          this.emit({ op, source: { local: source } });
+          solved();
+        }),
+      );
       const key = this.local();
       const value = this.local();
-      const found = this.local();
-      this.emit({ op: 'ResetLocal', target: found });
+      const failed = this.local();
+      this.emit({ op: 'ResetLocal', target: failed });
       const bodyEnv: Env = { ...e, declared: declaredIn(expr.body, new Set([...e.declared])) };
       const own = new Set<string>();
       for (const t of [expr.key, expr.value]) if (t) declaredIn([{ negated: false, with: [], pos: t.pos, expr: { type: 'assign', left: t, right: t, pos: t.pos } }], own);
       const scopedEnv: Env = { ...bodyEnv, declared: new Set([...bodyEnv.declared, ...own]) };
-      const check = this.block(() => {
-        const withValue = (e2: Env): void => this.unify(expr.value, { local: value }, e2, (e3) => this.planBody(expr.body, e3, [], () => undefined));
+      const holds = (solved: () => void): void => {
+        const withValue = (e2: Env): void => this.unify(expr.value, { local: value }, e2, (e3) => this.planBody(expr.body, e3, [], solved));
         if (expr.key) this.unify(expr.key, { local: key }, scopedEnv, withValue);
         else withValue(scopedEnv);
-      });
+      };
       const scan = this.block(() => {
-        this.emit({ op: 'Not', block: check });
-        this.emit({ op: 'Assign', source: this.constOf('true'), target: found });
+        this.emit({ op: 'Not', block: this.block(() => this.requireSolution([holds])) });
+        this.emit({ op: 'Assign', source: this.constOf('true'), target: failed });
         this.emit({ op: 'Break', index: 1 });
       });
       this.emit({ op: 'Block', blocks: [{ stmts: [{ op: 'Scan', source, key, value, block: scan }] }] });
-      this.emit({ op: 'IsUndefined', source: found });
+      this.emit({ op: 'IsUndefined', source: failed });
       k(e);
     });
   }
