@@ -31,8 +31,8 @@
 //   numbers   intValue, floatValue, numberFromF64, bigIntegerValue, NUMBER_*, numberKind,
 //             numberIntOf, numberFloatOf, numberToF64, numberIsI64, numberToI64,
 //             numberAdd … numberFloor (number.ts), parseNumberText
-//   strings   stringValue (no copy), stringCopy, stringLength, stringData, stringEqualsBytes,
-//             runeCount
+//   strings   stringValue (no copy), stringCopy, stringLength, stringData, stringEqualsBytes
+//             (code points: builtins/utf8.ts)
 //   arrays    newArray, arrayLength, arrayGet, arraySet, arrayAppend
 //   objects   newObject, objectLength, objectKeyAt, objectValueAt, objectGet, objectGetBytes,
 //             objectInsert, objectInsertOnce
@@ -295,17 +295,6 @@ export function stringData(v: Value): usize {
 export function stringEqualsBytes(v: Value, data: usize, len: i32): bool {
   const s = changetype<StringValue>(v);
   return s.len == len && bytesEqual(s.data, data, len);
-}
-
-/** Number of Unicode code points (what `count` returns for a string). */
-export function runeCount(v: Value): i32 {
-  const s = changetype<StringValue>(v);
-  let n = 0;
-  const end = s.data + s.len;
-  for (let p = s.data; p < end; p++) {
-    n += i32((load<u8>(p) & 0xc0) != 0x80);
-  }
-  return n;
 }
 
 // ---------------------------------------------------------------------------------------------

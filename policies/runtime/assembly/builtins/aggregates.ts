@@ -2,13 +2,14 @@
 
 import {
   Value, UNDEFINED, TYPE_STRING, TYPE_ARRAY, TYPE_SET,
-  typeOf, intValue, runeCount, isNumber, collectionLength, collectionItems,
+  typeOf, intValue, isNumber, collectionLength, collectionItems, stringData, stringLength,
   newArray, compareValues, numberAdd, sortValues, CollectionValue,
 } from "../value";
+import { runeCount } from "./utf8";
 
 export function bi_count(v: Value): Value {
   const tag = typeOf(v);
-  if (tag == TYPE_STRING) return intValue(runeCount(v));
+  if (tag == TYPE_STRING) return intValue(runeCount(stringData(v), stringLength(v)));
   if (tag >= TYPE_ARRAY) return intValue(collectionLength(v));
   return UNDEFINED;
 }
