@@ -476,7 +476,7 @@ export class Parser {
     switch (tok.kind) {
       case 'number':
         this.advance();
-        return { type: 'number', value: tok.text, pos };
+        return this.number(tok.text, pos);
       case 'string':
         this.advance();
         return { type: 'string', value: tok.value, pos };
@@ -507,6 +507,18 @@ export class Parser {
     return this.fail(`expected a term, found ${describe(tok)}`, pos);
   }
 
+  /**
+   * A number literal, kept as written. The runtime holds integers of any size exactly, but a
+   * fraction or an exponent makes a float, and a float beyond ±1.8e308 has no value there: OPA
+   * would keep the text, this compiler refuses it rather than build a module that cannot load.
+   */
+  private number(text: string, pos: Pos): Term {
+    if (/[.eE]/.test(text) && !Number.isFinite(Number(text))) {
+      this.fail(`number ${text} is beyond the float range (±1.8e308)`, pos);
+    }
+    return { type: 'number', value: text, pos };
+  }
+
   /** `-1` directly on a number is a literal (source text kept); anything else negates. */
   private negative(): Term {
     const minus = this.tok;
@@ -514,7 +526,7 @@ export class Parser {
     const num = this.tok;
     if (num.kind === 'number' && !num.spaceBefore) {
       this.advance();
-      return { type: 'number', value: `-${num.text}`, pos: minus.pos };
+      return this.number(`-${num.text}`, minus.pos);
     }
     return { type: 'neg', operand: this.operand(), pos: minus.pos };
   }
