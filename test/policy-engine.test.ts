@@ -3,7 +3,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { PolicyEngine, UnknownPolicyError, type EngineLog, type ReloadOutcome } from '../policies/engine/index.ts';
-import { BundleFormatError } from '../policies/engine/errors.ts';
+import { checkProgram } from '../policies/compiler/check/program.ts';
+import { emitModule } from '../policies/compiler/emit/wasm.ts';
+import { parseModule } from '../policies/compiler/parse/index.ts';
+import { planProgram } from '../policies/compiler/plan/planner.ts';
+import { ensureRuntime } from '../policies/runtime/build.ts';
 import { writeBundle } from './fixtures/bundle.ts';
 import { FIXTURE_ENTRYPOINTS, opaAbiFixture } from './fixtures/opa-abi-module.ts';
 
@@ -121,19 +125,51 @@ t.test('setData replaces a policy data document', async (t) => {
   t.same(engine.evaluate('fixture-v1', {}).value, { b: 2 }, 'kept when the instance is replaced');
 });
 
-t.test('malformed bundles are refused when loading', async (t) => {
-  const notGzip = t.testdir({ 'broken-v1.tar.gz': 'not an archive' });
-  await t.rejects(PolicyEngine.open({ buildDir: notGzip }), BundleFormatError);
+t.test('a malformed bundle is left out with its reason, and the others load', async (t) => {
+  const buildDir = await bundleDir(t);
+  await writeFile(path.join(buildDir, 'broken-v1.tar.gz'), 'not an archive');
+  await writeBundle(path.join(buildDir, 'empty-v1.tar.gz'), { 'data.json': '{}' });
+  const log = capturingLog();
+  const engine = await PolicyEngine.open({ buildDir, log });
+  t.teardown(() => engine.close());
 
-  const noWasm = t.testdir();
-  await writeBundle(path.join(noWasm, 'empty-v1.tar.gz'), { 'data.json': '{}' });
-  await t.rejects(PolicyEngine.open({ buildDir: noWasm }), { name: 'BundleFormatError', message: /no \/policy\.wasm/ });
+  t.same(engine.names(), ['fixture-v1']);
+  t.same(engine.evaluate('fixture-v1', { a: 1 }, 'fixture/input').value, { a: 1 }, 'the good bundle serves');
+  t.throws(() => engine.evaluate('empty-v1', {}), UnknownPolicyError);
+  const failures = engine.loadFailures();
+  t.same([...failures.keys()], [path.join(buildDir, 'broken-v1.tar.gz'), path.join(buildDir, 'empty-v1.tar.gz')]);
+  t.match(failures.get(path.join(buildDir, 'broken-v1.tar.gz')), /^not a gzipped tar archive \(.+\)$/);
+  t.match(failures.get(path.join(buildDir, 'empty-v1.tar.gz')), /^no \/policy\.wasm in the bundle/);
+  t.match(log.errors, [
+    `policy not loaded: ${path.join(buildDir, 'broken-v1.tar.gz')}: not a gzipped tar archive`,
+    `policy not loaded: ${path.join(buildDir, 'empty-v1.tar.gz')}: no /policy.wasm in the bundle`,
+  ]);
 });
 
 t.test('an empty or missing build directory loads no policies', async (t) => {
   const engine = await PolicyEngine.open({ buildDir: path.join(t.testdir(), 'missing') });
   t.same(engine.names(), []);
   await engine.close();
+});
+
+t.test('a module that aborts while loading is left out, with a reason, and the others load', async (t) => {
+  // What the compiler built for a float literal beyond the float range before refusing it: a
+  // constant the runtime cannot parse, so the module aborts (with a bare string) when instantiated.
+  const policy = planProgram(checkProgram([parseModule('huge.rego', 'package huge\n\nlimit := 1.5e300\n')]), ['huge/limit']);
+  t.ok(policy.consts.includes('1.5e300'), 'the literal is a constant');
+  const consts = policy.consts.map((c) => (c === '1.5e300' ? '2e308' : c));
+  const buildDir = await bundleDir(t);
+  const bundle = path.join(buildDir, 'huge-v1.tar.gz');
+  await writeBundle(bundle, { 'policy.wasm': emitModule({ ...policy, consts }, await ensureRuntime()) });
+
+  const log = capturingLog();
+  const engine = await PolicyEngine.open({ buildDir, log });
+  t.teardown(() => engine.close());
+  t.same(engine.names(), ['fixture-v1'], 'the other policy loads');
+  t.same(engine.evaluate('fixture-v1', { a: 1 }, 'fixture/input').value, { a: 1 });
+  t.throws(() => engine.evaluate('huge-v1', {}), UnknownPolicyError);
+  t.same([...engine.loadFailures()], [[bundle, 'policy aborted: invalid constants']], 'the failure has a message');
+  t.match(log.errors.join('\n'), `policy not loaded: ${bundle}: policy aborted: invalid constants`);
 });
 
 // ---- Rego compiled by the project's compiler ------------------------------------------------

@@ -61,16 +61,19 @@ function mergeAt(root: Record<string, unknown>, path: string[], doc: unknown, fi
   mergeAt(child, rest, doc, file);
 }
 
-/** Reads and validates the bundle at `file`. Throws BundleFormatError for a malformed one. */
+/**
+ * Reads and validates the bundle at `file`. Throws BundleFormatError for a malformed one, with a
+ * message that leaves naming the bundle file to the caller.
+ */
 export async function readOpaBundle(file: string): Promise<OpaBundle> {
   let members: Map<string, Buffer>;
   try {
     members = await readMembers(await readFile(file));
   } catch (err) {
-    throw new BundleFormatError(`${file}: not a gzipped tar archive (${(err as Error).message})`);
+    throw new BundleFormatError(`not a gzipped tar archive (${(err as Error).message})`);
   }
   const wasm = members.get('policy.wasm');
-  if (!wasm) throw new BundleFormatError(`${file}: no /policy.wasm in the bundle (build it with 'opa build -t wasm')`);
+  if (!wasm) throw new BundleFormatError(`no /policy.wasm in the bundle (build it with 'opa build -t wasm')`);
   const data: Record<string, unknown> = {};
   for (const [path, content] of members) {
     if (path !== 'data.json' && !path.endsWith('/data.json')) continue;
@@ -78,9 +81,9 @@ export async function readOpaBundle(file: string): Promise<OpaBundle> {
     try {
       doc = JSON.parse(content.toString('utf8'));
     } catch (err) {
-      throw new BundleFormatError(`${file}: /${path} is not valid JSON (${(err as Error).message})`);
+      throw new BundleFormatError(`/${path} is not valid JSON (${(err as Error).message})`);
     }
-    mergeAt(data, path.split('/').slice(0, -1), doc, `${file}: /${path}`);
+    mergeAt(data, path.split('/').slice(0, -1), doc, `/${path}`);
   }
   return { wasm: new Uint8Array(wasm), data };
 }

@@ -2,10 +2,12 @@
  * The policy engine the service evaluates decisions with.
  *
  * It loads every policy of a build directory — Rego compiled by `buildPolicies` and bundles made
- * by `opa build -t wasm` — and evaluates them synchronously. Evaluation fails closed: whatever
- * goes wrong inside a policy comes back as `error` with no value (see policy-instance.ts), and the
- * caller denies. With `watch`, a change to the sources is rebuilt and the new set of modules
- * replaces the old in one step; a build that fails leaves the old modules serving.
+ * by `opa build -t wasm` — and evaluates them synchronously. A policy that fails to load is left
+ * out, reported through `log.error` and `loadFailures()`, and never stops the others loading.
+ * Evaluation fails closed: whatever goes wrong inside a policy comes back as `error` with no value
+ * (see policy-instance.ts), and the caller denies. With `watch`, a change to the sources is
+ * rebuilt and the new set of modules replaces the old in one step; a build that fails leaves the
+ * old modules serving.
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
@@ -13,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { buildPolicies } from '../compiler/build.ts';
 import { CompileErrors } from '../compiler/errors.ts';
 import { UnknownPolicyError } from './errors.ts';
-import { loadRegistry, type PolicyInfo, type PolicyRegistry } from './registry.ts';
+import { loadRegistry, type LoadResult, type PolicyInfo, type PolicyRegistry } from './registry.ts';
 import type { EvaluationOutcome, PolicyInstance } from './policy-instance.ts';
 import { watchSources, type SourceWatcher } from './source-watcher.ts';
 
@@ -64,6 +66,7 @@ function describeBuildFailure(err: unknown): string {
 
 export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   private registry: PolicyRegistry = new Map();
+  private failures: ReadonlyMap<string, string> = new Map();
   private readonly dataOverrides = new Map<string, unknown>();
   private readonly log: EngineLog;
   private watcher: SourceWatcher | undefined;
@@ -84,7 +87,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   static async open(options: EngineOptions): Promise<PolicyEngine> {
     const engine = new PolicyEngine(options);
     if (options.sourceDir) await buildPolicies(options.sourceDir, options.buildDir);
-    engine.registry = await engine.load();
+    engine.install(await engine.load());
     if (options.watch && options.sourceDir) engine.startWatching(options.sourceDir);
     return engine;
   }
@@ -92,6 +95,11 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   /** Names of the loaded policies, sorted. */
   names(): string[] {
     return [...this.registry.keys()].sort();
+  }
+
+  /** The module or bundle files of the last load that were left out, with why. */
+  loadFailures(): ReadonlyMap<string, string> {
+    return this.failures;
   }
 
   has(name: string): boolean {
@@ -154,11 +162,18 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return loaded;
   }
 
-  private load(): Promise<PolicyRegistry> {
+  private load(): Promise<LoadResult> {
     return loadRegistry(this.options.buildDir, {
       dataOverrides: this.dataOverrides,
       ...(this.options.maxMemoryPages ? { maxMemoryPages: this.options.maxMemoryPages } : {}),
     });
+  }
+
+  /** One assignment of the registry: evaluations see the old set or the new one, never a mixture. */
+  private install(loaded: LoadResult): void {
+    this.registry = loaded.registry;
+    this.failures = loaded.failures;
+    for (const [file, reason] of loaded.failures) this.log.error(`policy not loaded: ${file}: ${reason}`);
   }
 
   private startWatching(sourceDir: string): void {
@@ -195,8 +210,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
       await buildPolicies(this.options.sourceDir!, this.options.buildDir);
       const next = await this.load();
       if (this.closed) return;
-      // One assignment: evaluations see the old set or the new one, never a mixture.
-      this.registry = next;
+      this.install(next);
       outcome = { ok: true, policies: this.names(), durationMs: performance.now() - started };
       this.log.info(`policies reloaded: ${outcome.policies.join(', ')}`);
     } catch (err) {

@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_FILE, type Manifest } from '../compiler/manifest.ts';
 import { readOpaBundle } from './bundle.ts';
-import { PolicyInstance } from './policy-instance.ts';
+import { describeFailure, PolicyInstance } from './policy-instance.ts';
 
 export type PolicyOrigin = 'rego' | 'bundle';
 
@@ -26,6 +26,13 @@ export interface LoadedPolicy {
 }
 
 export type PolicyRegistry = ReadonlyMap<string, LoadedPolicy>;
+
+/** What one load of a build directory produced: the policies that loaded, and why others did not. */
+export interface LoadResult {
+  registry: PolicyRegistry;
+  /** Module or bundle file → why it was not loaded. */
+  failures: ReadonlyMap<string, string>;
+}
 
 export interface LoadOptions {
   maxMemoryPages?: number;
@@ -62,25 +69,42 @@ function entrypointNames(instance: PolicyInstance): string[] {
   return [...instance.entrypoints].sort((a, b) => a[1] - b[1]).map(([name]) => name);
 }
 
+/** A readable reason whatever was thrown: the SDK throws bare strings when a module aborts. */
+function reasonOf(err: unknown): string {
+  return err instanceof Error && err.message ? err.message : describeFailure(err);
+}
+
 /**
  * Loads every module of `buildDir`'s manifest (with the build's data document) and every
- * `*.tar.gz` bundle of `opa build -t wasm` in `buildDir` (with the bundle's own data).
+ * `*.tar.gz` bundle of `opa build -t wasm` in `buildDir` (with the bundle's own data). A policy
+ * that cannot be loaded is left out and reported in `failures`, so that it never takes the others
+ * down with it; only what every policy shares (the manifest, the data document, the directory)
+ * fails the whole load.
  */
-export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Promise<PolicyRegistry> {
+export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const registry = new Map<string, LoadedPolicy>();
+  const failures = new Map<string, string>();
   const dataFor = (name: string, built: unknown): unknown => (opts.dataOverrides?.has(name) ? opts.dataOverrides.get(name) : built);
+  const attempt = async (name: string, file: string, load: () => Promise<LoadedPolicy>): Promise<void> => {
+    try {
+      registry.set(name, await load());
+    } catch (err) {
+      failures.set(file, reasonOf(err));
+    }
+  };
 
   const manifest = await readManifest(buildDir);
   if (manifest) {
     const data = manifest.data ? await readJson(path.join(buildDir, manifest.data)) : {};
     for (const [name, entry] of Object.entries(manifest.policies)) {
-      const wasm = await readFile(path.join(buildDir, entry.module));
-      const moduleHash = sha256(wasm);
-      if (moduleHash !== entry.moduleHash) {
-        throw new Error(`${path.join(buildDir, entry.module)}: module hash ${moduleHash} does not match the manifest`);
-      }
-      const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts.maxMemoryPages);
-      registry.set(name, { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego' }, instance });
+      const file = path.join(buildDir, entry.module);
+      await attempt(name, file, async () => {
+        const wasm = await readFile(file);
+        const moduleHash = sha256(wasm);
+        if (moduleHash !== entry.moduleHash) throw new Error(`module hash ${moduleHash} does not match the manifest`);
+        const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts.maxMemoryPages);
+        return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego' }, instance };
+      });
     }
   }
 
@@ -91,13 +115,16 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
   const bundles = files.filter((f) => f.endsWith('.tar.gz')).sort();
   for (const file of bundles) {
     const name = file.slice(0, -'.tar.gz'.length);
-    if (registry.has(name)) throw new Error(`${path.join(buildDir, file)}: policy '${name}' is also built from Rego`);
-    const bundle = await readOpaBundle(path.join(buildDir, file));
-    const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
-    registry.set(name, {
-      info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle' },
-      instance,
+    const bundlePath = path.join(buildDir, file);
+    if (manifest?.policies[name]) {
+      failures.set(bundlePath, `policy '${name}' is also built from Rego`);
+      continue;
+    }
+    await attempt(name, bundlePath, async () => {
+      const bundle = await readOpaBundle(bundlePath);
+      const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
+      return { info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle' }, instance };
     });
   }
-  return registry;
+  return { registry, failures };
 }
