@@ -51,6 +51,11 @@ export interface Series {
   histogramUnit?: 'us' | 'ns';
   /** Load runs: the share of the machine's CPU (all cores, every process) busy over the run, 0–1. */
   machineBusy?: number;
+  /**
+   * Load runs of a target that names its process: the server's CPU time (user and system, every
+   * thread, from `/proc/<pid>/stat`) over the run, divided by the requests it answered, in µs.
+   */
+  cpuUsPerRequest?: number;
 }
 
 export interface ScenarioResult {

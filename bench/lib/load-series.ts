@@ -22,6 +22,7 @@ export function seriesFromLoad(target: string, baseline: boolean, rate: number, 
     errors: load.errors + rejected,
     histogram: load.histogram,
     ...(load.machineBusy === undefined ? {} : { machineBusy: load.machineBusy }),
+    ...(load.serverCpuUsPerRequest === undefined ? {} : { cpuUsPerRequest: load.serverCpuUsPerRequest }),
   };
 }
 
@@ -31,5 +32,6 @@ export function describeLoad(target: string, rate: number, load: LoadResult): st
   const lag = load.scheduleLagMs ? `, send lag p50 ${load.scheduleLagMs.p50} ms` : '';
   const unsent = load.unsent ? ` (${load.unsent} not sent: the server fell behind the rate)` : '';
   const busy = load.machineBusy === undefined ? '' : `, machine ${Math.round(load.machineBusy * 100)}% busy`;
-  return `${target} ${run}: ${load.throughput} req/s, p50 ${load.latencyMs.p50} ms, p99 ${load.latencyMs.p99} ms, ${load.errors} errors${unsent}${lag}${busy}`;
+  const cpu = load.serverCpuUsPerRequest === undefined ? '' : `, server CPU ${load.serverCpuUsPerRequest} µs/request`;
+  return `${target} ${run}: ${load.throughput} req/s, p50 ${load.latencyMs.p50} ms, p99 ${load.latencyMs.p99} ms, ${load.errors} errors${unsent}${lag}${busy}${cpu}`;
 }

@@ -20,6 +20,11 @@ export interface LoadTarget {
   urlForLoad?(): Promise<string>;
   headers: Record<string, string>;
   /**
+   * The process serving the target (`process.pid` for a server in the harness's process), whose
+   * CPU per request every load run then reports; none where no one process serves it.
+   */
+  cpuPid?: number;
+  /**
    * With `--profile`, the label its CPU profile is kept under. Gatehouse's targets are profiled
    * as `sidecar` unless they say otherwise; a baseline only when it names one (the governed
    * floor does: its profile is the other half of Gatehouse's).
@@ -49,7 +54,16 @@ export async function measureTarget(target: LoadTarget, request: LoadRequest, op
     const recording = options.profile && label ? await startCpuProfile() : null;
     for (const rate of [0, ...options.rates]) {
       const url = target.urlForLoad ? await target.urlForLoad() : target.url;
-      const load = await runLoad({ url, headers: target.headers, ...request, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
+      const load = await runLoad({
+        url,
+        headers: target.headers,
+        ...request,
+        rate,
+        durationS: options.durationS,
+        warmupS: options.warmupS,
+        connections: options.connections,
+        serverPid: target.cpuPid,
+      });
       options.progress(describeLoad(target.name, rate, load));
       into.series.push(seriesFromLoad(target.name, target.baseline, rate, load));
     }

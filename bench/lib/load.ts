@@ -17,7 +17,7 @@ import type { LatencySummary } from '../scenario.ts';
 import { createHistogram, encodeHistogram, mergeHistograms, summarise } from './histogram.ts';
 import { startDueTicker } from './due-ticker.ts';
 import { Http1Connection, serialiseRequest } from './http1-connection.ts';
-import { busyShare, readCpuCounters } from './machine-cpu.ts';
+import { busyShare, readCpuCounters, readProcessCpuS } from './machine-cpu.ts';
 
 export interface LoadSpec {
   url: string;
@@ -37,6 +37,8 @@ export interface LoadSpec {
   perRequest?: { module: string; options?: unknown };
   /** Generator processes sharing the connections and the rate (default `DEFAULT_PROCESSES`). */
   processes?: number;
+  /** The process serving the target, whose CPU time the measured phase charges to its requests (`LoadResult.serverCpuUsPerRequest`). */
+  serverPid?: number;
 }
 
 /** The default export of a `perRequest` module. */
@@ -62,6 +64,12 @@ export interface LoadResult {
    * phase, 0–1; absent where the kernel's counters cannot be read.
    */
   machineBusy?: number;
+  /**
+   * With `LoadSpec.serverPid`: the server's CPU time (user and system, every thread) over the
+   * measured phase, and after it until the server went idle, divided by the requests it
+   * answered, in µs; absent where `/proc/<pid>/stat` cannot be read.
+   */
+  serverCpuUsPerRequest?: number;
 }
 
 /** What one generator process measured; the parent adds the processes up. */
@@ -75,6 +83,8 @@ interface ShareResult {
   scheduleLag: string | null;
   /** The machine's busy share over the measured phase (bench/lib/machine-cpu.ts). */
   machineBusy: number | null;
+  /** The server's CPU seconds over the measured phase, with `spec.serverPid`. */
+  serverCpuS: number | null;
 }
 
 type ParentMessage = { kind: 'spec'; spec: LoadSpec } | { kind: 'go' };
@@ -234,8 +244,10 @@ async function generateShare(spec: LoadSpec, prepared: () => Promise<void>): Pro
   await phase(spec.warmupS);
   recording = true;
   const counters = readCpuCounters();
+  const serverCpuBefore = spec.serverPid === undefined ? null : readProcessCpuS(spec.serverPid);
   const t0 = await phase(spec.durationS);
   const machineBusy = busyShare(counters, readCpuCounters());
+  const serverCpuAfter = serverCpuBefore === null ? null : await settledCpuS(spec.serverPid!);
   const elapsedS = (performance.now() - t0) / 1000;
   for (const slot of idle) slot.connection.close();
   return {
@@ -247,7 +259,24 @@ async function generateShare(spec: LoadSpec, prepared: () => Promise<void>): Pro
     histogram: encodeHistogram(histogram),
     scheduleLag: spec.rate > 0 && scheduleLag.totalCount > 0 ? encodeHistogram(scheduleLag) : null,
     machineBusy,
+    serverCpuS: serverCpuBefore === null || serverCpuAfter === null ? null : serverCpuAfter - serverCpuBefore,
   };
+}
+
+/**
+ * Process `pid`'s CPU seconds once it has gone idle: work a server puts off until after it
+ * answers (indexing, fan-out, batched writes) is part of what the requests cost. Read every
+ * 50 ms until a reading shows no new clock tick, 1 s at most.
+ */
+async function settledCpuS(pid: number): Promise<number | null> {
+  let last = readProcessCpuS(pid);
+  for (let waitedMs = 0; last !== null && waitedMs < 1000; waitedMs += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = readProcessCpuS(pid);
+    if (now === last) break;
+    last = now;
+  }
+  return last;
 }
 
 /** Splits `total` into `parts` near-equal shares. */
@@ -289,9 +318,11 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const lags = shares.flatMap((s) => (s.scheduleLag ? [s.scheduleLag] : []));
   const statuses: Record<string, number> = {};
   const busy = shares.flatMap((s) => (s.machineBusy === null ? [] : [s.machineBusy]));
+  const serverCpu = shares.flatMap((s) => (s.serverCpuS === null ? [] : [s.serverCpuS]));
+  const requests = shares.reduce((n, s) => n + s.requests, 0);
   for (const share of shares) for (const [status, n] of Object.entries(share.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
   return {
-    requests: shares.reduce((n, s) => n + s.requests, 0),
+    requests,
     errors: shares.reduce((n, s) => n + s.errors, 0),
     ...(spec.rate > 0 ? { unsent: shares.reduce((n, s) => n + s.unsent, 0) } : {}),
     statuses,
@@ -301,6 +332,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     ...(lags.length > 0 ? { scheduleLagMs: summarise(mergeHistograms(lags)) } : {}),
     // Every process read the same machine over the same phase: their mean.
     ...(busy.length > 0 ? { machineBusy: Math.round((busy.reduce((a, b) => a + b, 0) / busy.length) * 1000) / 1000 } : {}),
+    // Every process read the same server over nearly the same phase: the widest reading covers them all.
+    ...(serverCpu.length > 0 && requests > 0 ? { serverCpuUsPerRequest: Math.round((Math.max(...serverCpu) / requests) * 1e7) / 10 } : {}),
   };
 }
 

@@ -2,7 +2,8 @@
  * The metrics every series yields without its scenario naming them, so bench/targets.json can
  * refer to any measured figure: `<target>.<run>.<figure>` where `<run>` is `max`, `rate<N>` or
  * `micro`, and `<figure>` one of `throughput`, `p50Ms`, `p90Ms`, `p99Ms`, `p999Ms`, `maxMs`,
- * `errors`. E.g. `gatehouse.rate5000.p99Ms`, `raw-uws.max.throughput`.
+ * `errors`, and `cpuUsPerRequest` where the series has it. E.g. `gatehouse.rate5000.p99Ms`,
+ * `raw-uws.max.throughput`, `governed-floor.rate1000.cpuUsPerRequest`.
  */
 import type { Series } from '../scenario.ts';
 
@@ -22,6 +23,7 @@ export function seriesMetrics(series: Series[]): Record<string, number> {
     metrics[`${prefix}.p999Ms`] = s.latencyMs.p999;
     metrics[`${prefix}.maxMs`] = s.latencyMs.max;
     metrics[`${prefix}.errors`] = s.errors;
+    if (s.cpuUsPerRequest !== undefined) metrics[`${prefix}.cpuUsPerRequest`] = s.cpuUsPerRequest;
   }
   return metrics;
 }

@@ -50,11 +50,16 @@ function scenarioSection(record: ScenarioRecord, ownMetrics: Record<string, numb
     const inUs = record.series.every((s) => s.latencyMs.p50 < 0.1);
     const unit = inUs ? 'µs' : 'ms';
     const show = (value: number) => latency(inUs ? value * 1000 : value);
-    lines.push(`| target | run | throughput /s | p50 ${unit} | p90 ${unit} | p99 ${unit} | p99.9 ${unit} | max ${unit} | errors |`, '|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    const cpu = record.series.some((s) => s.cpuUsPerRequest !== undefined);
+    lines.push(
+      `| target | run | throughput /s | p50 ${unit} | p90 ${unit} | p99 ${unit} | p99.9 ${unit} | max ${unit} | errors |${cpu ? ' server CPU µs/request |' : ''}`,
+      `|---|---|---:|---:|---:|---:|---:|---:|---:|${cpu ? '---:|' : ''}`,
+    );
     for (const s of record.series) {
       const l = s.latencyMs;
       const name = s.baseline ? `${s.target} (baseline)` : `**${s.target}**`;
-      lines.push(`| ${name} | ${runName(s)} | ${formatNumber(s.throughput)} | ${show(l.p50)} | ${show(l.p90)} | ${show(l.p99)} | ${show(l.p999)} | ${show(l.max)} | ${s.errors} |`);
+      const cpuCell = cpu ? ` ${s.cpuUsPerRequest ?? '—'} |` : '';
+      lines.push(`| ${name} | ${runName(s)} | ${formatNumber(s.throughput)} | ${show(l.p50)} | ${show(l.p90)} | ${show(l.p99)} | ${show(l.p999)} | ${show(l.max)} | ${s.errors} |${cpuCell}`);
     }
     lines.push('');
   }
