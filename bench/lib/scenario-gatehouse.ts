@@ -4,6 +4,7 @@
  * limits lifted, and one sandbox key issued for the load to use.
  */
 import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PolicyEngine } from '../../policies/engine/index.ts';
@@ -34,6 +35,19 @@ export async function openBundledPolicies(dir: string): Promise<PolicyEngine> {
   // Imported on demand: loading a scenario module stays cheap until it starts a server.
   const { PolicyEngine } = await import('../../policies/engine/index.ts');
   return PolicyEngine.open({ sourceDir: BUNDLED_POLICIES, buildDir: path.join(dir, 'policies') });
+}
+
+/**
+ * The Wasm module of bundled policy `name`, compiled into `dir` by the project's compiler alone,
+ * for a baseline that evaluates it through `@open-policy-agent/opa-wasm` without the engine.
+ */
+export async function compileBundledPolicy(dir: string, name: string): Promise<Uint8Array> {
+  const { buildPolicies } = await import('../../policies/compiler/build.ts');
+  const buildDir = path.join(dir, 'policies');
+  const manifest = await buildPolicies(BUNDLED_POLICIES, buildDir);
+  const entry = manifest.policies[name];
+  if (!entry) throw new Error(`no bundled policy named ${name}`);
+  return readFile(path.join(buildDir, entry.module));
 }
 
 /** Starts Gatehouse with `config` on top of the scenario defaults, and issues `key`. */
