@@ -116,9 +116,17 @@ t.test('a quick run writes results, summary and charts; an impossible target fai
       ['node-http', 'rate', 1000, true],
       ['governed-floor', 'max', null, true],
       ['governed-floor', 'rate', 1000, true],
+      ['cerbos', 'max', null, true],
+      ['cerbos', 'rate', 1000, true],
     ],
   );
-  for (const s of decisions.series) t.ok(s.operations > 0 && typeof s.histogram === 'string', `${s.target} ${s.mode} measured requests`);
+  for (const s of decisions.series) {
+    t.ok(s.operations > 0 && typeof s.histogram === 'string', `${s.target} ${s.mode} measured requests`);
+    // A quick phase may use less than a clock tick (10 ms) of an idle-looking server: 0 is a reading too.
+    t.ok(s.cpuUsPerRequest >= 0, `${s.target} ${s.mode} reports its server's CPU per request: ${s.cpuUsPerRequest}`);
+  }
+  t.type(decisions.metrics['cpuPerRequestRatioFloor.max'], 'number');
+  t.type(decisions.metrics['cerbos.rate1000.cpuUsPerRequest'], 'number');
   t.type(decisions.metrics.maxThroughputRatio, 'number');
   t.ok(decisions.metrics.floorThroughputRatio > 0, 'the governed floor answered');
   const floorMax = decisions.series.find((s: { target: string; mode: string }) => s.target === 'governed-floor' && s.mode === 'max');
@@ -141,6 +149,7 @@ t.test('a quick run writes results, summary and charts; an impossible target fai
   t.match(markdown, /^\| \*\*opa-wasm\*\* \| micro \|/m);
   t.match(markdown, /^## decisions$/m);
   t.match(markdown, /^\| raw-uws \(baseline\) \| rate1000 \|/m);
+  t.match(markdown, /\| errors \| server CPU µs\/request \|/);
   t.match(markdown, /\| policy \| faster than light \| `evaluate.medianUs` \| .* \| \*\*MISS\*\*/);
   t.match(markdown, /\(charts\/policy\.latency\.micro\.svg\)/);
 

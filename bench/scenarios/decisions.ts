@@ -3,16 +3,23 @@
  * auth, rate limit, schema validation, policy evaluation with the bundled decision-gate-v1, and
  * a durable LMDB commit of the decision with its audit entry) against two baselines serving the
  * same JSON with no work at all: a raw uWebSockets.js handler (the ceiling) and a node:http one.
- * A third baseline, the governed floor (bench/lib/governed-floor.ts), does only the governed
- * work, with Gatehouse's own parts: how close any Gatehouse could come on this machine.
+ * A third baseline, the lean governed floor (bench/lib/governed-floor.ts), does only the governed
+ * work with its own minimal code: how close any Gatehouse could come on this machine. The fourth,
+ * Cerbos PDP (bench/lib/cerbos-pdp.ts), is a peer: another policy engine deciding the same
+ * question with its audit log on.
  *
- * The servers run in the harness's process; the load generator in child processes. Each target
- * is measured at maximum throughput (closed loop) and open loop at each fixed rate.
+ * Gatehouse and the Node baselines run in the harness's process, Cerbos in a child process, the
+ * load generator in child processes. Each target is measured at maximum throughput (closed loop)
+ * and open loop at each fixed rate, with its server's CPU time per request: the harness
+ * process's for the in-process targets, measured one target at a time while the others are
+ * stopped, and Cerbos's own process's.
  */
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { startNodeHttp, startRawUws } from '../lib/baseline-servers.ts';
+import { cerbosCheckBody, startCerbos } from '../lib/cerbos-pdp.ts';
 import { DECISION_BODY } from '../lib/decision-body.ts';
 import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
+import { runName } from '../lib/series-metrics.ts';
 import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 
 /**
@@ -24,16 +31,16 @@ async function startGatehouse(workDir: string): Promise<{ target: LoadTarget; sa
   const headers = { ...gatehouse.auth, 'content-type': 'application/json' };
   const sample = await fetch(`${gatehouse.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY }).then((r) => r.text());
   if (!sample.includes('"status":"created"')) throw new Error(`gatehouse did not create a decision: ${sample}`);
-  return { sample, target: { name: 'gatehouse', baseline: false, url: `${gatehouse.url}/v1/decisions`, headers, stop: gatehouse.stop } };
+  return { sample, target: { name: 'gatehouse', baseline: false, url: `${gatehouse.url}/v1/decisions`, headers, cpuPid: process.pid, stop: gatehouse.stop } };
 }
 
 async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<LoadTarget> {
   const server = await start(sample);
-  return { name, baseline: true, url: `${server.origin}/v1/decisions`, headers: { 'content-type': 'application/json' }, stop: () => server.close() };
+  return { name, baseline: true, url: `${server.origin}/v1/decisions`, headers: { 'content-type': 'application/json' }, cpuPid: process.pid, stop: () => server.close() };
 }
 
 async function governedFloor(workDir: string): Promise<LoadTarget> {
-  // Imported on demand, like Gatehouse: it loads the core and the policy engine.
+  // Imported on demand, like Gatehouse: it loads the policy compiler.
   const { startGovernedFloor } = await import('../lib/governed-floor.ts');
   const floor = await startGovernedFloor(workDir);
   const headers = { ...floor.auth, 'content-type': 'application/json' };
@@ -42,13 +49,38 @@ async function governedFloor(workDir: string): Promise<LoadTarget> {
     await floor.close();
     throw new Error(`the governed floor did not create a decision: ${sample}`);
   }
-  return { name: 'governed-floor', baseline: true, profileAs: 'floor', url: `${floor.origin}/v1/decisions`, headers, stop: () => floor.close() };
+  return { name: 'governed-floor', baseline: true, profileAs: 'floor', url: `${floor.origin}/v1/decisions`, headers, cpuPid: process.pid, stop: () => floor.close() };
+}
+
+/** Whether Cerbos's answer allows the create at the auto gate; it varies its JSON's whitespace on purpose (protojson), so the answer is read, not matched. */
+function allowsAutoCreate(answer: string): boolean {
+  try {
+    const result = (JSON.parse(answer) as { results?: Array<{ actions: Record<string, string>; outputs?: Array<{ val: { gate?: string } }> }> }).results?.[0];
+    return result?.actions.create === 'EFFECT_ALLOW' && result.outputs?.[0]?.val.gate === 'auto';
+  } catch {
+    return false;
+  }
+}
+
+/** Cerbos is asked about the decision the others create, as a resource with its fields as attributes. */
+const CERBOS_BODY = cerbosCheckBody(DECISION_BODY);
+
+async function cerbos(workDir: string): Promise<LoadTarget> {
+  const pdp = await startCerbos(workDir);
+  const url = `${pdp.origin}/api/check/resources`;
+  const headers = { 'content-type': 'application/json' };
+  const sample = await fetch(url, { method: 'POST', headers, body: CERBOS_BODY }).then((r) => r.text());
+  if (!allowsAutoCreate(sample)) {
+    await pdp.close();
+    throw new Error(`cerbos did not allow the decision: ${sample}`);
+  }
+  return { name: 'cerbos', baseline: true, url, headers, cpuPid: pdp.pid, stop: () => pdp.close() };
 }
 
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const series: Series[] = [];
   const profiles: Record<string, string> = {};
-  const measure = (target: LoadTarget) => measureTarget(target, { body: DECISION_BODY }, options, { series, profiles }, 'decisions');
+  const measure = (target: LoadTarget, body = DECISION_BODY) => measureTarget(target, { body }, options, { series, profiles }, 'decisions');
 
   options.progress('starting gatehouse (compiling the bundled policies)');
   const { target: gatehouse, sample } = await startGatehouse(options.workDir);
@@ -57,11 +89,18 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   await measure(await baseline('node-http', startNodeHttp, sample));
   options.progress('starting the governed floor');
   await measure(await governedFloor(options.workDir));
+  options.progress('starting cerbos');
+  await measure(await cerbos(options.workDir), CERBOS_BODY);
 
   const maxRun = (target: string) => series.find((s) => s.target === target && s.mode === 'max')!;
   const max = (target: string) => maxRun(target).throughput;
   const floorBusy = maxRun('governed-floor').machineBusy;
   const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
+  const cpuRatios: Record<string, number> = {};
+  for (const s of series.filter((s) => s.target === 'gatehouse')) {
+    const floor = series.find((f) => f.target === 'governed-floor' && f.mode === s.mode && f.rate === s.rate);
+    if (s.cpuUsPerRequest && floor?.cpuUsPerRequest) cpuRatios[`cpuPerRequestRatioFloor.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
+  }
   return {
     scenario: 'decisions',
     description: scenario.description,
@@ -74,11 +113,15 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       // All the machine's CPU per floor request, generator included, held constant while the
       // idle share is put to work too: the most a multi-threaded Gatehouse could gain.
       ...(floorBusy ? { floorMachineBusy: floorBusy, floorAllCoresBoundRatio: ratio(max('governed-floor') / floorBusy, max('raw-uws')) } : {}),
+      maxThroughputRatioCerbos: ratio(max('gatehouse'), max('cerbos')),
+      ...cpuRatios,
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
       `maxThroughputRatio is Gatehouse's maximum over the raw uWebSockets.js handler's; the raw handler's maximum is itself bounded by the load generator (see the run's generator ceiling).`,
-      'governed-floor: a raw uWebSockets.js handler doing only the governed work with Gatehouse\'s own parts (key lookup, schema, decision-gate-v1 through DecisionWorkflow, decision and hash-chained audit entry in one group commit), without the pipeline, idempotency, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s. floorMachineBusy is the share of the machine\'s CPU (both cores, generator included) busy during the floor\'s maximum run, and floorAllCoresBoundRatio the floor\'s ratio had it put the idle share to work as well at the same CPU per request: a bound for a multi-threaded Gatehouse.',
+      'governed-floor: a raw uWebSockets.js handler doing only the governed work with its own minimal code, none of Gatehouse\'s classes (key looked up by SHA-256 in a Map, the body checked against the same TypeBox schema, decision-gate-v1 on the same input through opa-wasm, the decision and a hash-chained audit entry in one LMDB transaction per event-loop turn, the stored bytes as the reply), without rate limits, idempotency, signatures, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s. floorMachineBusy is the share of the machine\'s CPU (both cores, generator included) busy during the floor\'s maximum run, and floorAllCoresBoundRatio the floor\'s ratio had it put the idle share to work as well at the same CPU per request: a bound for a multi-threaded Gatehouse.',
+      'cerbos: Cerbos PDP in a child process (GOMAXPROCS=1, pinned to no core, like the rest), POST /api/check/resources asking decision-gate-v1\'s create question restated as a Cerbos resource policy (CEL on request.resource.attr: the same decision as attributes), its decision log on in the local BadgerDB backend; it authenticates no one and stores no decision. maxThroughputRatioCerbos is Gatehouse\'s maximum over Cerbos\'s.',
+      'cpuUsPerRequest (per series) is the server process\'s CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness\'s process, one at a time with the others stopped, so its CPU over a target\'s phase is that target\'s; Cerbos\'s is its own process\'s. cpuPerRequestRatioFloor.<run> is Gatehouse\'s over the floor\'s in the same run.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
     ],
     profiles,
@@ -88,6 +131,6 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
 export const scenario: Scenario = {
   name: 'decisions',
   description:
-    'Governed decision creation (POST /v1/decisions: auth, policy, durable audit) vs a raw uWebSockets.js handler (ceiling) and node:http serving the same JSON, and the governed floor (the same governed work alone): maximum throughput and latency at fixed rates.',
+    'Governed decision creation (POST /v1/decisions: auth, policy, durable audit) vs a raw uWebSockets.js handler (ceiling) and node:http serving the same JSON, the lean governed floor (the same governed work alone) and Cerbos PDP (a peer policy engine with its audit log): maximum throughput, latency at fixed rates and server CPU per request.',
   run,
 };

@@ -21,12 +21,12 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import httpProxy from 'http-proxy';
 import { addedLatency, findSeries, throughputRatio } from '../lib/added-latency.ts';
 import { startNodeHttp, type BaselineServer } from '../lib/baseline-servers.ts';
+import { freePort } from '../lib/free-port.ts';
 import { runLoad } from '../lib/load.ts';
 import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
 import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
@@ -100,17 +100,6 @@ async function startGatehouse(workDir: string, upstream: string): Promise<LoadTa
   const sample = await fetch(url, { headers }).then((r) => r.text());
   if (sample !== UPSTREAM_BODY) throw new Error(`the gateway did not forward: ${sample}`);
   return { name: 'gatehouse', baseline: false, url, headers, stop: gatehouse.stop };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The nginx binary, installing it when missing and allowed to; otherwise why not. */
