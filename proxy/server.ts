@@ -90,6 +90,12 @@ export const DEFAULTS = {
   drainTimeoutMs: 10_000,
 };
 
+/**
+ * How long, after the drain, the requests of interrupted tool calls get to record and send their
+ * answers: only commits are left for them, so this bounds a request stuck on something else.
+ */
+const ANSWER_GRACE_MS = 1000;
+
 export interface RunningServer {
   host: string;
   port: number;
@@ -268,11 +274,16 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     (closing ??= (async () => {
       draining = true;
       uWS.us_listen_socket_close(listenSocket);
-      const deadline = Date.now() + (config.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      const { calls, sender } = services.agents;
+      await settle(() => inFlight === 0 && !calls.busy, config.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
+      // A tool call still waiting on its tool is cut off, recorded failed (interrupted) and
+      // answered 503 before connections close: no caller left without an answer may find its
+      // call executed after a restart (docs/agents.md).
+      sender.interrupt();
+      await calls.idle();
+      await settle(() => inFlight === 0, ANSWER_GRACE_MS);
       await gateway?.close();
-      await services.agents.calls.idle();
-      services.agents.sender.setExecutor(null);
+      sender.setExecutor(null);
       toolUpstreams.close();
       clearInterval(purge);
       stream.close();
@@ -304,6 +315,12 @@ async function startProxyGateway(services: Services, proxy: NonNullable<ServerCo
     port: proxy.port ?? GATEWAY_DEFAULTS.port,
     ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
   });
+}
+
+/** Resolves once `done()` holds, or after `ms`. */
+async function settle(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }
 
 function writeReply(res: HttpResponse, reply: Reply, id: string, close: boolean): void {

@@ -209,7 +209,7 @@ export class ToolCalls {
       this.events.appendInTransaction(toolCallEvent(exchange.ok ? 'agent.tool_call.executed' : 'agent.tool_call.failed', 'EXECUTE', next, final));
       if (audited) {
         this.audit.appendInTransaction(
-          operationDraft('SYSTEM', 'agent tool call', audited.keyId, exchange.response?.status ?? (exchange.error?.code === 'upstream_timeout' ? 504 : 502), {
+          operationDraft('SYSTEM', 'agent tool call', audited.keyId, exchange.response?.status ?? FAILURE_STATUS[exchange.error?.code ?? ''] ?? 502, {
             env,
             code: exchange.error?.code ?? null,
             decisionId: audited.decision.id,
@@ -276,6 +276,11 @@ export class ToolCalls {
     for (let running = this.inFlight.get(runId); running; running = this.inFlight.get(runId)) await Promise.all(running);
   }
 
+  /** Some execution has not stored its outcome yet. */
+  get busy(): boolean {
+    return this.inFlight.size > 0;
+  }
+
   /** Resolves once every execution started so far has stored its outcome. */
   async idle(): Promise<void> {
     while (this.inFlight.size) await Promise.all([...this.inFlight.values()].flatMap((running) => [...running]));
@@ -296,6 +301,9 @@ export class ToolCalls {
     return caught.length;
   }
 }
+
+/** The status an approved call's audit entry carries when its tool gave no answer. */
+const FAILURE_STATUS: Record<string, number> = { upstream_timeout: 504, interrupted: 503 };
 
 /** The amount a call spends: its spend field (a number, by the tool's schema), or 0. */
 function spendOf(tool: ToolRecord, input: Record<string, unknown>): number {

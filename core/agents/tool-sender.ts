@@ -13,6 +13,8 @@ export interface ToolRequest {
   url: string;
   body: Buffer;
   timeoutMs: number;
+  /** Aborted when the server's drain ends: the executor then ends the exchange at once. */
+  signal?: AbortSignal;
 }
 
 export interface ToolExecutor {
@@ -29,22 +31,42 @@ export interface ToolExchange {
   json: unknown;
 }
 
+/** What a step says of a call `interrupt` ended: once sent, whether the tool acted is not known. */
+const CUT_OFF = 'interrupted by shutdown: the server stopped waiting for the tool, so the call was not completed; it may have reached the tool, and is not made again';
+const NOT_SENT = 'interrupted by shutdown before it was sent: it did not reach the tool';
+
 export class ToolSender {
   private executor: ToolExecutor | null = null;
+  private readonly shutdown = new AbortController();
 
   /** The server registers its executor while it runs. */
   setExecutor(executor: ToolExecutor | null): void {
     this.executor = executor;
   }
 
+  /**
+   * Ends every exchange still waiting on its tool, and refuses later ones, as `interrupted`
+   * failures. The server calls it when its drain ends, before closing connections: a call cut
+   * off here is recorded failed and its caller answered so, where letting the tool answer later
+   * would record a call as executed whose caller never heard of it.
+   */
+  interrupt(): void {
+    this.shutdown.abort();
+  }
+
   /** Sends `payload` as JSON to `endpoint`; never throws for the upstream's failures. */
   async send(endpoint: ToolEndpoint, payload: unknown): Promise<ToolExchange> {
     const text = JSON.stringify(payload);
     const request: UpstreamExcerpt = { method: endpoint.method, url: endpoint.url, body: excerpt(Buffer.from(text)).text };
+    const { signal } = this.shutdown;
+    if (signal.aborted) return { request, response: null, error: { code: 'interrupted', detail: NOT_SENT }, ok: false, json: null };
     const outcome: HeldOutcome = this.executor
-      ? await this.executor.send({ method: endpoint.method, url: endpoint.url, body: Buffer.from(text), timeoutMs: endpoint.timeoutMs })
+      ? await this.executor.send({ method: endpoint.method, url: endpoint.url, body: Buffer.from(text), timeoutMs: endpoint.timeoutMs, signal })
       : { kind: 'failure', code: 'upstream_unavailable', detail: 'no tool executor is running', at: new Date().toISOString() };
-    if (outcome.kind === 'failure') return { request, response: null, error: { code: outcome.code, detail: outcome.detail }, ok: false, json: null };
+    if (outcome.kind === 'failure') {
+      const error = signal.aborted ? { code: 'interrupted', detail: CUT_OFF } : { code: outcome.code, detail: outcome.detail };
+      return { request, response: null, error, ok: false, json: null };
+    }
     const { status, headers, body, truncated, latencyMs } = outcome.response;
     const cut = excerpt(body);
     const response: ResponseExcerpt = { status, headers: headerExcerpt(headers), body: cut.text, truncated: truncated || cut.cut, latencyMs };

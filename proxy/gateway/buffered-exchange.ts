@@ -21,6 +21,8 @@ export interface BufferedRequest {
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
+  /** Ends the exchange when aborted, as an `upstream_unavailable` failure. */
+  signal?: AbortSignal;
 }
 
 export async function sendBuffered(upstreams: Upstreams, request: BufferedRequest, responseLimit: number): Promise<HeldOutcome> {
@@ -47,6 +49,7 @@ function exchange(upstreams: Upstreams, request: BufferedRequest, responseLimit:
         path: request.path,
         headers: { ...request.headers, host: origin.host, 'content-length': String(body.length) },
         agent: upstreams.agentFor(origin),
+        signal: request.signal,
       },
       (res) => {
         const latencyMs = performance.now() - started;

@@ -23,7 +23,7 @@ export class ToolExecution implements ToolExecutor {
     if (why) return Promise.resolve({ kind: 'failure', code: 'upstream_unavailable', detail: `refused: ${why}`, at: new Date().toISOString() });
     return sendBuffered(
       this.upstreams,
-      { origin: url, method: request.method, path: url.pathname + url.search, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: request.body, timeoutMs: request.timeoutMs },
+      { origin: url, method: request.method, path: url.pathname + url.search, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: request.body, timeoutMs: request.timeoutMs, signal: request.signal },
       this.responseLimit,
     );
   }

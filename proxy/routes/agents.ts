@@ -4,7 +4,7 @@ import { rollbackRun } from '../../core/agents/rollback.ts';
 import type { ToolRecord } from '../../core/agents/tools.ts';
 import { runTrace } from '../../core/agents/trace.ts';
 import { decisionView } from '../../core/decision.ts';
-import { GatehouseError } from '../../core/errors.ts';
+import { GatehouseError, type ErrorCode } from '../../core/errors.ts';
 import {
   Agent,
   OpenRunBody,
@@ -39,6 +39,9 @@ const COMMON = {
   403: problemResponse('Insufficient scope.'),
   429: problemResponse('Rate limited.'),
 };
+
+/** How a step that failed without the tool's answer is answered. */
+const CALL_FAILURES: Record<string, ErrorCode> = { upstream_unavailable: 'upstream_unavailable', upstream_timeout: 'upstream_timeout', interrupted: 'not_ready' };
 
 const RUN_NOT_FOUND = problemResponse('No such run opened by this key in this environment.');
 
@@ -151,6 +154,7 @@ const toolCall: RouteDef = {
     404: RUN_NOT_FOUND,
     409: problemResponse('The run is stopped (a limit: `reason` `limit:tool_calls`, `limit:spend`, `limit:wall_time`) or rolled back.'),
     502: problemResponse('The tool’s upstream could not be reached.'),
+    503: problemResponse('The server shut down while the tool was being called (`not_ready`): the step is recorded `failed` (`interrupted`), and `detail` says whether the call may have reached the tool.'),
     504: problemResponse('The tool’s upstream did not answer in time.'),
   },
   async handle(ctx) {
@@ -168,7 +172,7 @@ const toolCall: RouteDef = {
         return json(202, { ...decisionView(outcome.decision), ...ids }, { location });
       }
       case 'done':
-        if (step.error && step.error.code !== 'upstream_status') throw new GatehouseError(step.error.code as 'upstream_unavailable' | 'upstream_timeout', step.error.detail, ids);
+        if (step.error && step.error.code !== 'upstream_status') throw new GatehouseError(CALL_FAILURES[step.error.code] ?? 'upstream_unavailable', step.error.detail, ids);
         return json(200, { runId: outcome.run.id, call: step, result: outcome.result ?? null });
     }
   },
