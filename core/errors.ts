@@ -23,6 +23,9 @@ export type ErrorCode =
   | 'not_ready'
   | 'upstream_unavailable'
   | 'upstream_timeout'
+  | 'not_implemented'
+  | 'request_header_fields_too_large'
+  | 'request_timeout'
   | 'internal';
 
 /**

@@ -31,6 +31,8 @@ export interface RequestContext {
   readonly allowed: string[];
   /** Arrived after shutdown began: answered 503 so the drain can finish. */
   readonly lateForShutdown: boolean;
+  /** Why the request head is malformed (proxy/http/request-head.ts), or null: answered 400 and the connection closed. */
+  readonly malformed: string | null;
   rawBody: Buffer | null;
   bodyTooLarge: boolean;
   /** The validated body and query, typed by the route that declared their schemas. */

@@ -46,6 +46,10 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
 }
 
 async function decide(ctx: RequestContext): Promise<Reply> {
+  if (ctx.malformed !== null) {
+    ctx.closeConnection = true;
+    throw new GatehouseError('invalid_request', ctx.malformed);
+  }
   if (ctx.lateForShutdown) {
     ctx.closeConnection = true;
     throw new GatehouseError('not_ready', 'the server is shutting down; retry against another instance');

@@ -15,6 +15,7 @@ import type { RequestContext } from './context.ts';
 import { bindFailure, ListenError } from './http/listen-error.ts';
 import { problemReply } from './http/problem.ts';
 import { readBody } from './http/request-body.ts';
+import { malformedHead } from './http/request-head.ts';
 import { statusLine, type Reply } from './http/reply.ts';
 import { runPipeline } from './pipeline.ts';
 import { paramNames, ROUTES, uwsPattern } from './route-table.ts';
@@ -195,9 +196,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         routeLabel: route ? route.path : pattern,
         allowed: route ? [] : allowed,
         lateForShutdown: draining,
+        malformed: malformedHead(headers),
       });
       const length = headers['content-length'];
-      const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+      const hasBody = ctx.malformed === null && ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined);
       const bodyLimit = services.limits.bodyBytes;
       inFlight++;
       // uWS responses accept user data; `aborted` marks one that must no longer be written,
@@ -374,7 +376,7 @@ function listen(app: TemplatedApp, host: string, port: number, reusePort: boolea
 
 function newContext(
   services: Services,
-  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown'>,
+  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown' | 'malformed'>,
 ): RequestContext {
   return Object.assign(head, {
     services,

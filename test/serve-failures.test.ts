@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { call, tempDir } from './helpers/gatehouse.ts';
 import { startServe } from './helpers/serve-process.ts';

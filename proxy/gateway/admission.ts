@@ -6,16 +6,17 @@ import { policySignatureRefusal } from '../../core/signatures/caller-signature.t
 import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { Services } from '../services.ts';
 import type { ProxyExchange } from './exchange.ts';
-import { policyHeaders } from './headers.ts';
+import { policyHeaders, repeatedField } from './headers.ts';
 import type { ProxyRoute } from './routes-config.ts';
 import { verifySignature } from './signature.ts';
 
 /**
  * The gateway's per-request checks, in the API pipeline's order and through the same core
- * services: authenticate → verify signature → rate limit → route policy. Refusals throw a
- * GatehouseError (the caller answers it as problem+json and audits it); otherwise the answer is
- * what the policy's verdict means for the request. As on /v1, a policy that answers
- * `requireSignature` for an unsigned request is 401 `signature_required`, not a bare denial.
+ * services: (each single-valued field on one line) → authenticate → verify signature → rate
+ * limit → route policy. Refusals throw a GatehouseError (the caller answers it as problem+json
+ * and audits it); otherwise the answer is what the policy's verdict means for the request. As
+ * on /v1, a policy that answers `requireSignature` for an unsigned request is 401
+ * `signature_required`, not a bare denial.
  */
 const CHALLENGE = 'Bearer realm="gatehouse"';
 
@@ -24,6 +25,8 @@ const ANONYMOUS_ENV = 'sandbox';
 
 export async function admit(services: Services, ex: ProxyExchange, route: ProxyRoute, req: IncomingMessage): Promise<RouteOutcome> {
   ex.route = route;
+  const repeated = repeatedField(req.rawHeaders);
+  if (repeated) throw new GatehouseError('invalid_request', `${repeated.name} is sent ${repeated.lines} times: send it once`, { header: repeated.name });
   await authenticate(services, ex, route, req.headers);
   await verifySignature(services, ex, req);
   rateLimit(services, ex);

@@ -9,6 +9,7 @@ import type { Reply } from '../http/reply.ts';
 import type { Services } from '../services.ts';
 import { admit } from './admission.ts';
 import { proxiedAuditDraft } from './audit-entry.ts';
+import { answerClientError } from './client-error.ts';
 import { newExchange, type ProxyExchange } from './exchange.ts';
 import { prepareUpstreamHeaders } from './headers.ts';
 import { HeldRequestSending, holdRequest } from './held-requests.ts';
@@ -138,6 +139,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   };
 
   const server = createServer({ keepAliveTimeout: 65_000 }, onRequest);
+  server.on('clientError', answerClientError);
   // Upgraded connections leave the HTTP server's bookkeeping; close cuts them explicitly.
   const upgraded = new Set<Socket>();
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {

@@ -40,6 +40,37 @@ const HELD_HEADERS = [
   'x-forwarded-host',
 ];
 
+/**
+ * Fields node keeps only the first line of when a request repeats them, dropping the others
+ * silently (`IncomingMessage.headers`). The route policy, the audit entry and the upstream would
+ * all read the first line, and whatever reads the last (a client library, an intermediary) another
+ * request: a repeat is refused instead (docs/security.md, "Malformed HTTP"). Each has a bit, so
+ * the check allocates nothing.
+ */
+const KEPT_ONCE = new Map(
+  ['authorization', 'content-length', 'content-type', 'from', 'host', 'if-modified-since', 'if-unmodified-since', 'max-forwards', 'proxy-authorization', 'referer', 'user-agent'].map(
+    (name, i) => [name, 1 << i],
+  ),
+);
+
+/** The first field of KEPT_ONCE sent on several lines, and on how many, or null. */
+export function repeatedField(rawHeaders: readonly string[]): { name: string; lines: number } | null {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    const bit = KEPT_ONCE.get(name);
+    if (bit === undefined) continue;
+    if ((seen & bit) === 0) {
+      seen |= bit;
+      continue;
+    }
+    let lines = 0;
+    for (let j = 0; j < rawHeaders.length; j += 2) if (rawHeaders[j]!.toLowerCase() === name) lines++;
+    return { name, lines };
+  }
+  return null;
+}
+
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 function single(value: string | string[] | undefined): string | undefined {

@@ -26,6 +26,9 @@ const PROBLEMS: Record<ErrorCode, { status: number; title: string }> = {
   not_ready: { status: 503, title: 'Not ready' },
   upstream_unavailable: { status: 502, title: 'Upstream unavailable' },
   upstream_timeout: { status: 504, title: 'Upstream timed out' },
+  not_implemented: { status: 501, title: 'Not implemented' },
+  request_header_fields_too_large: { status: 431, title: 'Request header fields too large' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   internal: { status: 500, title: 'Internal error' },
 };
 
