@@ -36,7 +36,7 @@ export interface EngineOptions {
   watch?: boolean;
   /** Quiet time after a change before rebuilding, in ms (default 100). */
   debounceMs?: number;
-  /** Linear memory cap per module in 64 KiB pages (default 4096, i.e. 256 MiB). */
+  /** Linear memory cap per module in 64 KiB pages (default 1024, i.e. 64 MiB: see policy-instance.ts). */
   maxMemoryPages?: number;
   log?: EngineLog;
 }

@@ -7,8 +7,10 @@
  * bounded amount of work for a given input. What can still go wrong is reported, never thrown:
  *   - a trap (`unreachable`, out-of-bounds access): the runtime's way of stopping on a bug;
  *   - an abort: the module calls `opa_abort`, e.g. a complete rule with two different values;
- *   - running out of memory: the linear memory is capped (DEFAULT_MAX_MEMORY_PAGES unless told
- *     otherwise), so a huge input or result stops the evaluation instead of the process;
+ *   - exceeding a budget: the linear memory is capped (DEFAULT_MAX_MEMORY_PAGES unless told
+ *     otherwise), so a runaway allocation or a huge input stops the evaluation within a fraction
+ *     of a second instead of stalling the event loop or the process, and the runtime's
+ *     `numbers.range` refuses ranges beyond its size budget before building anything;
  *   - a host builtin or the JSON round trip throwing.
  * The caller gets `error` and no value, and must deny ("fail closed"). A module that failed may
  * have been left half-way through an allocation, so it is replaced by a fresh instance of the
@@ -22,9 +24,17 @@ import { hostBuiltins, withEvaluationClock } from './host-builtins.ts';
 // to replace a failed instance in the middle of a synchronous evaluation, is on its CommonJS entry.
 const opa = createRequire(import.meta.url)('@open-policy-agent/opa-wasm') as typeof import('@open-policy-agent/opa-wasm');
 
-/** Linear memory in 64 KiB pages: start at OPA's default of 5, never exceed 256 MiB per module. */
+/**
+ * Linear memory in 64 KiB pages: start at OPA's default of 5, never exceed 64 MiB per module.
+ * The cap is what bounds the time a runaway allocation holds the event loop (filling 256 MiB
+ * took seconds, 64 MiB about 0.4 s), and it leaves room for the largest input the default 1 MiB
+ * body limit admits: an array of empty objects, the costliest shape, takes about 20 MiB.
+ */
 export const INITIAL_MEMORY_PAGES = 5;
-export const DEFAULT_MAX_MEMORY_PAGES = 4096;
+export const DEFAULT_MAX_MEMORY_PAGES = 1024;
+
+/** What the runtime's budget aborts start with (policies/runtime/assembly/builtins/numbers.ts). */
+const SIZE_BUDGET = 'size budget: ';
 
 export interface EvaluationOutcome {
   /** The entrypoint's value; undefined when the policy produced none or failed. */
@@ -34,8 +44,20 @@ export interface EvaluationOutcome {
   durationNs: number;
 }
 
-/** A readable reason for whatever the SDK or the module threw. */
-export function describeFailure(thrown: unknown): string {
+/**
+ * The memory cap was reached: the runtime's heap aborts with "out of memory", and the SDK
+ * copying the input in (or another runtime growing memory from the host) gets V8's RangeError.
+ */
+function exceededMemory(thrown: unknown): boolean {
+  return thrown === 'out of memory' || (thrown instanceof RangeError && thrown.message.includes('Maximum memory size exceeded'));
+}
+
+/** A readable reason for whatever the SDK or the module threw, naming the budget when one was exceeded. */
+export function describeFailure(thrown: unknown, maxMemoryPages?: number): string {
+  if (exceededMemory(thrown)) {
+    return maxMemoryPages === undefined ? 'policy exceeded its memory budget' : `policy exceeded its memory budget of ${maxMemoryPages / 16} MiB`;
+  }
+  if (typeof thrown === 'string' && thrown.startsWith(SIZE_BUDGET)) return `policy exceeded its size budget: ${thrown.slice(SIZE_BUDGET.length)}`;
   if (thrown instanceof WebAssembly.RuntimeError) return `policy trapped: ${thrown.message}`;
   if (thrown instanceof RangeError) return `policy ran out of memory or stack: ${thrown.message}`;
   if (typeof thrown === 'string') return `policy aborted: ${thrown}`;
@@ -132,7 +154,7 @@ export class PolicyInstance {
       return { value: resultSet?.[0]?.result, durationNs: Number(process.hrtime.bigint() - started) };
     } catch (thrown) {
       this.failed = true;
-      return { value: undefined, error: describeFailure(thrown), durationNs: Number(process.hrtime.bigint() - started) };
+      return { value: undefined, error: describeFailure(thrown, this.maxMemoryPages), durationNs: Number(process.hrtime.bigint() - started) };
     }
   }
 }

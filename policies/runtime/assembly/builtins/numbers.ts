@@ -1,5 +1,6 @@
 // Number builtins: abs, round, ceil, floor, numbers.range, to_number, format_int.
 
+import { abortWithMessage } from "../abort";
 import { ByteBuffer } from "../buffer";
 import {
   Value, UNDEFINED, TYPE_NULL, TYPE_BOOLEAN, TYPE_NUMBER, TYPE_STRING, NUMBER_BIG, NumberValue,
@@ -23,14 +24,23 @@ export function bi_floor(v: Value): Value {
   return isNumber(v) ? numberFloor(v) : UNDEFINED;
 }
 
+/**
+ * The most elements `numbers.range` builds. A larger range is an abort, not undefined: the
+ * policy fails closed at once instead of spending the event loop filling its memory (building
+ * 5e7 integers took 1.6 s before the memory cap stopped it), and undefined could make a `not`
+ * succeed. The engine reads the `size budget: ` prefix (policies/engine/policy-instance.ts).
+ */
+// @ts-ignore: decorator
+@inline const RANGE_MAX_ELEMENTS: u64 = 100000;
+
 /** The integers from a to b inclusive, descending when b < a; both must be integers. */
 export function bi_numbers_range(a: Value, b: Value): Value {
   if (!isNumber(a) || !isNumber(b) || !numberIsI64(a) || !numberIsI64(b)) return UNDEFINED;
   const from = numberToI64(a);
   const to = numberToI64(b);
-  const span = from <= to ? to - from : from - to;
-  // Spans beyond this could not be held in memory anyway (and would overflow the count).
-  if (<u64>span >= 0x10000000) return UNDEFINED;
+  // As u64, so that the span of i64.MIN_VALUE to i64.MAX_VALUE does not wrap below the limit.
+  const span: u64 = from <= to ? <u64>(to - from) : <u64>(from - to);
+  if (span >= RANGE_MAX_ELEMENTS) abortWithMessage("size budget: numbers.range builds at most 100000 elements");
   const n = <i32>span + 1;
   const step: i64 = from <= to ? 1 : -1;
   const result = newArray(n);

@@ -1,0 +1,75 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { PolicyEngine } from '../policies/engine/index.ts';
+import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
+
+// Policies that would hold the event loop for seconds are cut off by their budgets (the runtime's
+// numbers.range size limit, the module's memory cap) and denied with the budget as the reason,
+// while policies within them answer as before. Real Rego, compiled by the project's compiler.
+
+// Compiling the policy runtime on a cold cache takes a while.
+t.setTimeout(600_000);
+
+const decision = (body: string) => `package gatehouse.${body}\n\ngate := "auto"\n\nnextAction := "execute"\n`;
+
+const SOURCES: Record<string, string> = {
+  // The issue's stall: 5e7 integers took 1.6 s to build before the memory cap stopped them.
+  'stall-v1.rego': decision('stall.v1\n\nallow if count(numbers.range(1, 5e7)) > 0'),
+  // 10^10 elements, built one by one: only the memory cap stops it.
+  'hog-v1.rego': decision('hog.v1\n\nallow if count([x | some x in numbers.range(1, 100000); some y in numbers.range(1, 100000)]) > 0'),
+  'plain-v1.rego': decision('plain.v1\n\nallow := true'),
+  'sized-v1.rego': 'package gatehouse.sized.v1\n\nsize := count(numbers.range(1, input.n))\n',
+};
+
+async function openEngine(dir: string, maxMemoryPages?: number): Promise<PolicyEngine> {
+  const sourceDir = join(dir, 'src');
+  mkdirSync(sourceDir, { recursive: true });
+  for (const [file, text] of Object.entries(SOURCES)) writeFileSync(join(sourceDir, file), text);
+  return PolicyEngine.open({ sourceDir, buildDir: join(dir, 'build'), ...(maxMemoryPages ? { maxMemoryPages } : {}) });
+}
+
+t.test('numbers.range refuses ranges beyond its size budget and builds those within it', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  t.same(engine.evaluate('sized-v1', { n: 100000 }).value, { size: 100000 }, 'the largest range allowed');
+  for (const n of [100001, 5e7, 1e18]) {
+    const over = engine.evaluate('sized-v1', { n });
+    t.equal(over.value, undefined, `numbers.range(1, ${n}) has no value`);
+    t.equal(over.error, 'policy exceeded its size budget: numbers.range builds at most 100000 elements');
+  }
+  t.same(engine.evaluate('sized-v1', { n: 3 }).value, { size: 3 }, 'the module answers after a refusal');
+});
+
+t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {
+  const engine = await openEngine(tempDir(t), 256);
+  t.teardown(() => engine.close());
+  const hog = engine.evaluate('hog-v1', {});
+  t.equal(hog.value, undefined);
+  t.equal(hog.error, 'policy exceeded its memory budget of 16 MiB');
+  const input = engine.evaluate('plain-v1', { blob: 'x'.repeat(32 * 1024 * 1024) });
+  t.equal(input.error, 'policy exceeded its memory budget of 16 MiB', 'an input larger than the cap is refused alike');
+  t.same(engine.evaluate('plain-v1', {}).value, { allow: true, gate: 'auto', nextAction: 'execute' }, 'a fresh instance serves next');
+});
+
+t.test('over the API: denied with the budget as the reason, the server keeps answering, other policies are unaffected', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  const { url, admin } = await startTestServer(t, { policies: engine });
+  const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read', 'decisions:write'] });
+  const create = (policy: string) => call(url, 'POST', '/v1/decisions', { key, body: { title: `under ${policy}`, policy, context: 'budget test' } });
+
+  const stalled = await create('stall-v1');
+  t.equal(stalled.status, 403, stalled.text);
+  t.equal(stalled.json.code, 'policy_denied');
+  t.match(stalled.json.detail, /policy exceeded its size budget: numbers\.range builds at most 100000 elements/);
+
+  const hogged = await create('hog-v1');
+  t.equal(hogged.status, 403, hogged.text);
+  t.match(hogged.json.detail, /policy exceeded its memory budget of 64 MiB/);
+
+  t.equal((await call(url, 'GET', '/healthz')).status, 200, 'the server answers the next request');
+  const plain = await create('plain-v1');
+  t.equal(plain.status, 200, plain.text);
+  t.match(plain.json, { status: 'created', gate: 'auto', policy: 'plain-v1' });
+});
