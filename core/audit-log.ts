@@ -1,9 +1,10 @@
-import type { Database } from 'lmdb';
+import type { Database, Key, Transaction } from 'lmdb';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { Env } from './env.ts';
 import { requestId } from './ids.ts';
 import type { Verdict } from './policy-evaluator.ts';
 import type { Store } from './store.ts';
+import { readStoredRecords, type StoredRecord } from './stored-records.ts';
 
 /**
  * The append-only, hash-chained audit log. Entry n stores the hash of entry n-1 and its own hash
@@ -83,9 +84,11 @@ export type AuditDraft = Omit<AuditEntry, 'seq' | 'prevHash' | 'hash'>;
 
 export interface ChainVerification {
   ok: boolean;
+  /** Entries that hold, from the first. */
   entries: number;
+  /** The hash of the last entry that holds (GENESIS when none does). */
   head: string;
-  /** The first entry that does not hold, and why. */
+  /** The first entry that does not hold, or where the log's end disagrees with the tail record, and why. */
   broken: { seq: number; reason: string } | null;
 }
 
@@ -158,9 +161,103 @@ function linkedEntry(draft: AuditDraft, tail: ChainTail): Omit<AuditEntry, 'hash
   };
 }
 
-interface ChainTail {
+/** An entry's number and hash: the chain's tail, a checkpoint's anchor. */
+export interface ChainTail {
   seq: number;
   hash: string;
+}
+
+/** The tail record as read: null when none is stored, `damaged` when it cannot be used. */
+export type TailRecord = ChainTail | null | { damaged: string };
+
+/** Checks a tail record read from the store or an export. */
+export function tailRecord(value: unknown): TailRecord {
+  if (value === undefined || value === null) return null;
+  const tail = value as Partial<ChainTail>;
+  if (typeof tail !== 'object' || !Number.isSafeInteger(tail.seq) || typeof tail.hash !== 'string') return { damaged: 'not a {seq, hash} record' };
+  return { seq: tail.seq!, hash: tail.hash };
+}
+
+/**
+ * Checks stored entries one by one against the rules of the chain, and the last against the
+ * tail record, which every append rewrites in the same transaction: entries removed from the end,
+ * or added or rewritten there without the tail, disagree with it. Values are taken as read
+ * (`unknown`), so a damaged entry is named rather than thrown over.
+ */
+export class ChainWalk {
+  private count = 0;
+  private last: ChainTail = { seq: 0, hash: GENESIS };
+  private brokenAt: ChainVerification['broken'] = null;
+
+  private readonly tail: ChainTail | null;
+  private readonly tailDamage: string | null;
+
+  /** `tail`: the tail record as read (see `tailRecord`). */
+  constructor(tail: TailRecord) {
+    this.tail = tail && 'damaged' in tail ? null : tail;
+    this.tailDamage = tail && 'damaged' in tail ? tail.damaged : null;
+  }
+
+  /** The last entry that holds so far. */
+  get head(): ChainTail {
+    return this.last;
+  }
+
+  /** Checks the record stored under `key`; false once the chain is broken (here or before). */
+  entry(key: Key, value: unknown): boolean {
+    if (this.brokenAt) return false;
+    const at = typeof key === 'number' ? key : this.last.seq + 1;
+    const expected = this.last.seq + 1;
+    const entry = value as Partial<AuditEntry> | null;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return this.break(at, `not an audit entry (a ${Array.isArray(entry) ? 'list' : typeof entry} is stored)`);
+    const missing = (['seq', 'prevHash', 'hash'] as const).filter((field) => (field === 'seq' ? !Number.isSafeInteger(entry.seq) : typeof entry[field] !== 'string'));
+    if (missing.length) return this.break(at, `not an audit entry: ${missing.join(', ')} missing or malformed`);
+    if (key !== expected || entry.seq !== key) {
+      return this.break(at, `expected entry ${expected}, found ${entry.seq}${entry.seq === key ? '' : ` stored at ${String(key)}`}`);
+    }
+    if (this.tail && expected > this.tail.seq) {
+      return this.break(at, `beyond the tail record's last entry ${this.tail.seq}: added without rewriting the tail record`);
+    }
+    if (entry.prevHash !== this.last.hash) return this.break(at, `prevHash does not match the hash of entry ${key - 1}`);
+    const { hash, ...rest } = entry as AuditEntry;
+    let computed: string;
+    try {
+      computed = entryHash(rest);
+    } catch (error) {
+      return this.break(at, `contents cannot be hashed: ${(error as Error).message}`);
+    }
+    if (computed !== hash) return this.break(at, 'contents do not match the entry hash');
+    if (this.tail && expected === this.tail.seq && hash !== this.tail.hash) {
+      return this.break(at, 'the hash does not match the tail record: the last entry was rewritten');
+    }
+    this.last = { seq: key, hash };
+    this.count++;
+    return true;
+  }
+
+  /** A record under `key` that could not be decoded: the chain breaks there. */
+  unreadable(key: Key, message: string): false {
+    return this.brokenAt ? false : this.break(typeof key === 'number' ? key : this.last.seq + 1, `the stored value cannot be decoded (${message})`);
+  }
+
+  /** The walk's outcome, once every entry has been seen. */
+  result(): ChainVerification {
+    const head = this.last;
+    if (!this.brokenAt && this.tailDamage !== null) this.break(head.seq + 1, `the tail record is damaged (${this.tailDamage}), so the end of the log cannot be checked`);
+    if (!this.brokenAt && this.tail === null && head.seq > 0) {
+      this.break(head.seq, 'no tail record, so the end of the log cannot be checked: it was removed (or the log predates it)');
+    }
+    if (!this.brokenAt && this.tail && head.seq < this.tail.seq) {
+      const ends = head.seq === 0 ? 'no entry is left' : `the log ends at entry ${head.seq}`;
+      this.break(head.seq + 1, `missing: the tail record names entry ${this.tail.seq}, but ${ends}: entries were removed from the end`);
+    }
+    return { ok: this.brokenAt === null, entries: this.count, head: head.hash, broken: this.brokenAt };
+  }
+
+  private break(seq: number, reason: string): false {
+    this.brokenAt = { seq, reason };
+    return false;
+  }
 }
 
 const TAIL_KEY = 'audit-tail';
@@ -170,6 +267,8 @@ export class AuditLog {
   private readonly traces: Database<true, [Env, string, number]>;
   /** The chain's tail under TAIL_KEY, rewritten with every append: one small read per append instead of a cursor. */
   private readonly meta: Database<ChainTail, string>;
+  /** Told each appended entry's number, inside its transaction (the checkpoint signer counts them). */
+  private appended: ((seq: number) => void) | null = null;
 
   constructor(store: Store) {
     this.entries = store.database<AuditEntry, number>('audit');
@@ -186,7 +285,13 @@ export class AuditLog {
     this.entries.put(entry.seq, entry);
     this.meta.put(TAIL_KEY, { seq: entry.seq, hash: entry.hash });
     if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);
+    this.appended?.(entry.seq);
     return entry;
+  }
+
+  /** Sets (or, with null, clears) the one listener told each appended entry's number. */
+  onAppend(listener: ((seq: number) => void) | null): void {
+    this.appended = listener;
   }
 
   /** The last entry's number and hash (0 and GENESIS when empty). */
@@ -217,21 +322,44 @@ export class AuditLog {
     for (const { value } of this.entries.getRange()) yield value;
   }
 
-  /** Walks the chain from the first entry and names the first link that does not hold. */
-  verify(): ChainVerification {
-    let expectedSeq = 1;
-    let prevHash = GENESIS;
-    let count = 0;
-    for (const { key, value } of this.entries.getRange()) {
-      const broken = (reason: string): ChainVerification => ({ ok: false, entries: count, head: prevHash, broken: { seq: key, reason } });
-      if (key !== expectedSeq || value.seq !== key) return broken(`expected entry ${expectedSeq}, found ${value.seq} stored at ${key}`);
-      if (value.prevHash !== prevHash) return broken(`prevHash does not match the hash of entry ${key - 1}`);
-      const { hash, ...rest } = value;
-      if (entryHash(rest) !== hash) return broken('contents do not match the entry hash');
-      prevHash = hash;
-      expectedSeq++;
-      count++;
+  /**
+   * A read snapshot, so that the entries, the tail record and the checkpoints read in it agree
+   * while a server appends. The caller ends it with `done()`.
+   */
+  snapshot(): Transaction {
+    return this.entries.useReadTransaction();
+  }
+
+  /** The tail record as stored, checked (`tail` instead falls back to the last entry). */
+  recordedTail(transaction: Transaction): TailRecord {
+    try {
+      return tailRecord(this.meta.get(TAIL_KEY, { transaction }));
+    } catch (error) {
+      return { damaged: (error as Error).message };
     }
-    return { ok: true, entries: count, head: prevHash, broken: null };
+  }
+
+  /** Every stored entry in key order, as stored: damaged ones are reported, not thrown. */
+  stored(transaction: Transaction): Iterable<StoredRecord<AuditEntry>> {
+    return readStoredRecords(this.entries, transaction);
+  }
+
+  /**
+   * Walks the chain from the first entry, names the first link that does not hold, and checks
+   * the last against the tail record. `visit` sees the head after each entry that holds.
+   */
+  verify(visit?: (head: ChainTail) => void, transaction?: Transaction): ChainVerification {
+    const snapshot = transaction ?? this.snapshot();
+    try {
+      const walk = new ChainWalk(this.recordedTail(snapshot));
+      for (const record of this.stored(snapshot)) {
+        const holds = record.error === undefined ? walk.entry(record.key, record.value) : walk.unreadable(record.key, record.error);
+        if (!holds) break;
+        visit?.(walk.head);
+      }
+      return walk.result();
+    } finally {
+      if (!transaction) snapshot.done();
+    }
   }
 }

@@ -1,5 +1,7 @@
 import uWS, { type HttpRequest, type HttpResponse, type ListenOptions, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import { AuditCheckpointSigner, CHECKPOINT_DEFAULTS, type CheckpointSchedule } from '../core/audit-checkpoints.ts';
 import { operationDraft } from '../core/audit-log.ts';
+import { auditKeyPath, openAuditSigningKey } from '../core/audit-signing-key.ts';
 import type { Env } from '../core/env.ts';
 import { GatehouseError } from '../core/errors.ts';
 import { requestId } from '../core/ids.ts';
@@ -54,6 +56,10 @@ export interface ServerConfig {
   idempotencyRetentionMs?: number;
   rateLimits?: Partial<Record<Env, RateLimit>>;
   durability?: 'commit' | 'flush';
+  /** The audit checkpoint signing key's file (docs/security.md); `audit-signing-key.pem` in the data directory when unset. */
+  auditKeyFile?: string;
+  /** How often audit checkpoints are signed (core/audit-checkpoints.ts). */
+  auditCheckpoints?: Partial<CheckpointSchedule>;
   /** Embeds memory for semantic search; the offline word-vector model when unset. */
   embedder?: Embedder;
   /** How long `close` waits for in-flight requests before closing connections anyway. */
@@ -112,6 +118,8 @@ export interface RunningServer {
 
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const host = config.host ?? DEFAULTS.host;
+  const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
+  if (auditKey.generated) console.log(`gatehouse: generated the audit checkpoint signing key ${auditKey.key.path}`);
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
   let draining = false;
   let inFlight = 0;
@@ -132,6 +140,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     toolAllow: config.toolAllow ?? [],
     draining: () => draining,
   });
+  const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });
   const adminKey = await services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) =>
     services.audit.appendInTransaction(operationDraft('SYSTEM', 'bootstrap admin key', record.id, 0)),
   );
@@ -264,6 +273,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   }, 60_000);
   purge.unref();
   services.webhooks.start();
+  checkpoints.start();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
@@ -292,6 +302,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.webhooks.stop();
       (app as TemplatedApp & { close(): void }).close();
       await services.memory.close();
+      await checkpoints.stop();
       await store.close();
     })());
 

@@ -55,7 +55,9 @@ t.test('the chain detects tampering', async (t) => {
 
   const exported = join(dataDir, 'audit.ndjson');
   await run(process.execPath, [BIN, 'audit', 'export', '--out', exported, '--data-dir', dataDir]);
-  const lines = readFileSync(exported, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AuditEntry);
+  const records = readFileSync(exported, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AuditEntry & { type?: string });
+  t.same(records.slice(0, 2).map((r) => r.type), ['gatehouse-audit-export', 'checkpoint'], 'a header, then the checkpoint signed at shutdown');
+  const lines = records.filter((r) => r.type === undefined);
   t.equal(lines.length, 6);
   t.equal(lines[0]!.prevHash, GENESIS);
   t.ok(lines.every((e, i) => i === 0 || e.prevHash === lines[i - 1]!.hash), 'each entry links to the one before');

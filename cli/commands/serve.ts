@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { AuditKeyError } from '../../core/audit-signing-key.ts';
 import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
 import { PolicyEngine } from '../../policies/engine/index.ts';
@@ -41,6 +42,8 @@ const HELP = `usage: gatehouse serve [options]
   --rate-sandbox R/B       GATEHOUSE_RATE_LIMIT_SANDBOX    requests per second / burst (100/200)
   --rate-production R/B    GATEHOUSE_RATE_LIMIT_PRODUCTION (1000/2000)
   --durability commit|flush GATEHOUSE_DURABILITY           (commit: survives a killed process; flush: also power loss)
+  --audit-key FILE         GATEHOUSE_AUDIT_KEY             the Ed25519 key audit checkpoints are signed with (D/audit-signing-key.pem,
+                                                           created 0600 when missing); keep it outside the data directory (docs/security.md)
   --signatures MODE        GATEHOUSE_SIGNATURES            who must sign requests: production (default: production keys), all, off
   --signature-skew SEC     GATEHOUSE_SIGNATURE_SKEW        how far a signature's created may be from now (300)
   --public-url URL         GATEHOUSE_PUBLIC_URL            scheme and authority signed as @target-uri behind a proxy (unset: http and Host)
@@ -72,6 +75,8 @@ export interface ServeSettings {
   idempotencyRetentionMs: number;
   rateLimits: Partial<Record<Env, RateLimit>>;
   durability: 'commit' | 'flush';
+  /** The audit checkpoint signing key's file, when not the data directory's. */
+  auditKeyFile: string | undefined;
   signatures: SignatureMode;
   signatureSkewSeconds: number;
   publicUrl: string | undefined;
@@ -118,6 +123,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'rate-sandbox': { type: 'string' },
       'rate-production': { type: 'string' },
       durability: { type: 'string' },
+      'audit-key': { type: 'string' },
       signatures: { type: 'string' },
       'signature-skew': { type: 'string' },
       'public-url': { type: 'string' },
@@ -167,6 +173,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
     rateLimits,
     durability,
+    auditKeyFile: pick(values['audit-key'], 'GATEHOUSE_AUDIT_KEY') || undefined,
     signatures,
     signatureSkewSeconds: skew === undefined ? DEFAULT_SKEW_SECONDS : number('--signature-skew', skew, 1),
     publicUrl,
@@ -243,7 +250,7 @@ export async function run(args: string[]): Promise<number> {
     server = await startServer({ ...config, policies: engine, jwtIdentities });
   } catch (error) {
     await engine.close();
-    if (!(error instanceof ListenError)) throw error;
+    if (!(error instanceof ListenError || error instanceof AuditKeyError)) throw error;
     console.error(`gatehouse serve: ${error.message}`);
     return 1;
   }
