@@ -38,6 +38,19 @@ export interface ProxiedSummary {
   upstreamLatencyMs: number | null;
 }
 
+/**
+ * Refusals of unauthenticated requests from one client beyond its limit, counted rather than
+ * recorded one by one (core/unauthenticated-throttle.ts). Only those entries carry it.
+ */
+export interface ThrottledSummary {
+  /** The client's address (for IPv6, its /64). */
+  client: string;
+  refused: number;
+  /** When the first and the last of them arrived. */
+  from: string;
+  to: string;
+}
+
 /** How a request's RFC 9421 signature fared, as recorded: names only, never key material. */
 export interface SignatureSummary {
   /** `bootstrap`: unsigned, allowed because the key is registering its first signing key. */
@@ -76,6 +89,7 @@ export interface AuditEntry {
   proxy?: ProxiedSummary;
   /** Entries of authenticated requests carry it; others (and entries older than signatures) do not. */
   signature?: SignatureSummary;
+  throttled?: ThrottledSummary;
   prevHash: string;
   hash: string;
 }
@@ -156,6 +170,7 @@ function linkedEntry(draft: AuditDraft, tail: ChainTail): Omit<AuditEntry, 'hash
     seq: tail.seq + 1,
     signature: draft.signature,
     status: draft.status,
+    throttled: draft.throttled,
     traceRef: draft.traceRef,
     traceparent: draft.traceparent,
   };

@@ -1,7 +1,8 @@
 import type { Env } from './env.ts';
 
 /**
- * Per-key token buckets. Each key holds up to `burst` tokens, refilled at `ratePerSecond`; a
+ * Token buckets, one per id (an API key, a client address), each under the limit of its tier (a
+ * key's environment, say). A bucket holds up to `burst` tokens, refilled at `ratePerSecond`; a
  * request takes one. Buckets live in memory: limits protect this process, and a restart that
  * refills them is harmless.
  */
@@ -29,21 +30,28 @@ export interface RateDecision {
 interface Bucket {
   tokens: number;
   at: number;
+  limit: RateLimit;
 }
 
-export class RateLimiter {
+/** The tokens a bucket holds at `nowMs`. */
+function refilled(bucket: Bucket, nowMs: number): number {
+  return Math.min(bucket.limit.burst, bucket.tokens + ((nowMs - bucket.at) / 1000) * bucket.limit.ratePerSecond);
+}
+
+export class RateLimiter<Tier extends string = Env> {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly limits: Record<Env, RateLimit> = DEFAULT_RATE_LIMITS) {}
+  constructor(private readonly limits: Record<Tier, RateLimit>) {}
 
-  take(keyId: string, env: Env, nowMs = performance.now()): RateDecision {
-    const { ratePerSecond, burst } = this.limits[env];
-    let bucket = this.buckets.get(keyId);
+  take(id: string, tier: Tier, nowMs = performance.now()): RateDecision {
+    let bucket = this.buckets.get(id);
     if (!bucket) {
-      bucket = { tokens: burst, at: nowMs };
-      this.buckets.set(keyId, bucket);
+      const limit = this.limits[tier];
+      bucket = { tokens: limit.burst, at: nowMs, limit };
+      this.buckets.set(id, bucket);
     }
-    bucket.tokens = Math.min(burst, bucket.tokens + ((nowMs - bucket.at) / 1000) * ratePerSecond);
+    const { ratePerSecond, burst } = bucket.limit;
+    bucket.tokens = refilled(bucket, nowMs);
     bucket.at = nowMs;
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
@@ -58,7 +66,17 @@ export class RateLimiter {
   }
 
   /** Forgets a key's bucket (a revoked key needs none). */
-  forget(keyId: string): void {
-    this.buckets.delete(keyId);
+  forget(id: string): void {
+    this.buckets.delete(id);
+  }
+
+  /**
+   * Forgets the buckets that have refilled: a fresh one is the same. Where ids are many and come
+   * and go (client addresses), this keeps memory to those seen lately.
+   */
+  sweep(nowMs = performance.now()): void {
+    for (const [id, bucket] of this.buckets) {
+      if (refilled(bucket, nowMs) === bucket.limit.burst) this.buckets.delete(id);
+    }
   }
 }

@@ -10,6 +10,7 @@ import { decodePathParams } from './stages/path-params.ts';
 import { refuse } from './stages/refuse.ts';
 import { evaluatePolicy } from './stages/policy.ts';
 import { rateLimit } from './stages/rate-limit.ts';
+import { throttleUnauthenticated } from './stages/throttle-unauthenticated.ts';
 import { verifySignature } from './stages/verify-signature.ts';
 
 /**
@@ -19,8 +20,9 @@ import { verifySignature } from './stages/verify-signature.ts';
  *   → policy → handler → audit → emit
  *
  * Any stage may refuse by throwing a GatehouseError; the refusal becomes a problem document and
- * still goes through audit and emit. Nothing is written before the audit stage, which commits
- * the call's writes and its audit entry together.
+ * still goes through audit and emit, unless its caller is unauthenticated and over its address's
+ * limit (proxy/stages/throttle-unauthenticated.ts). Nothing is written before the audit stage,
+ * which commits the call's writes and its audit entry together.
  */
 export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   let reply: Reply;
@@ -29,6 +31,8 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   } catch (error) {
     reply = refuse(ctx, error);
   }
+  const throttled = throttleUnauthenticated(ctx, reply);
+  if (throttled) return withStageHeaders(ctx, throttled);
   try {
     reply = await commitWithAudit(ctx, reply);
   } catch (error) {
@@ -42,6 +46,10 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
     releaseIdempotency(ctx);
   }
   emit(ctx);
+  return withStageHeaders(ctx, reply);
+}
+
+function withStageHeaders(ctx: RequestContext, reply: Reply): Reply {
   return { status: reply.status, headers: Object.assign({}, reply.headers, ctx.responseHeaders), body: reply.body };
 }
 

@@ -206,6 +206,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         allowed: route ? [] : allowed,
         lateForShutdown: draining,
         malformed: malformedHead(headers),
+        remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
       });
       const length = headers['content-length'];
       const hasBody = ctx.malformed === null && ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined);
@@ -270,6 +271,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     void services.idempotency.purgeExpired(store).catch(() => {});
     void services.events.prune({ ...DEFAULT_RETENTION, ...config.eventRetention }, services.webhooks.pruneFloor()).catch(() => {});
     void services.signatures.replay.purgeExpired(store).catch(() => {});
+    void services.unauthenticated.flush().catch(logThrottleFailure);
   }, 60_000);
   purge.unref();
   services.webhooks.start();
@@ -302,6 +304,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.webhooks.stop();
       (app as TemplatedApp & { close(): void }).close();
       await services.memory.close();
+      await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
       await store.close();
     })());
@@ -334,6 +337,10 @@ async function startProxyGateway(services: Services, proxy: NonNullable<ServerCo
 async function settle(done: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+function logThrottleFailure(error: unknown): void {
+  console.error('gatehouse: could not record the throttled unauthenticated refusals', error);
 }
 
 function writeReply(res: HttpResponse, reply: Reply, id: string, close: boolean): void {
@@ -387,7 +394,7 @@ function listen(app: TemplatedApp, host: string, port: number, reusePort: boolea
 
 function newContext(
   services: Services,
-  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown' | 'malformed'>,
+  head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown' | 'malformed' | 'remoteAddress'>,
 ): RequestContext {
   return Object.assign(head, {
     services,

@@ -22,6 +22,7 @@ import { ReplayGuard } from '../core/signatures/replay-guard.ts';
 import { DEFAULT_SKEW_SECONDS, RequestSignatureVerifier } from '../core/signatures/request-verifier.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import { SigningKeyRegistry } from '../core/signing-keys.ts';
+import { UnauthenticatedThrottle } from '../core/unauthenticated-throttle.ts';
 import { AddressGuard } from '../core/ssrf-guard.ts';
 import { Metrics } from './metrics.ts';
 
@@ -47,6 +48,8 @@ export interface Services {
   /** Decision traces and what inputs and objectives influenced (GET /v1/impact/trace). */
   impact: ImpactTrace;
   rateLimiter: RateLimiter;
+  /** Limits refusals of unauthenticated callers per address, and records those beyond it as counts. */
+  unauthenticated: UnauthenticatedThrottle;
   metrics: Metrics;
   limits: { bodyBytes: number };
   /** The keys API keys sign requests with (RFC 9421). */
@@ -121,6 +124,7 @@ export function buildServices(options: ServiceOptions): Services {
     objectives,
     impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }),
     rateLimiter: new RateLimiter(options.rateLimits),
+    unauthenticated: new UnauthenticatedThrottle(store, audit),
     metrics,
     limits: { bodyBytes: options.bodyLimitBytes },
     signingKeys,

@@ -6,6 +6,7 @@ import { routeDenial } from '../../core/route-access.ts';
 import { ListenError } from '../http/listen-error.ts';
 import { asGatehouseError, problemReply } from '../http/problem.ts';
 import type { Reply } from '../http/reply.ts';
+import { throttledRefusal } from '../http/throttled-refusal.ts';
 import type { Services } from '../services.ts';
 import { admit } from './admission.ts';
 import { proxiedAuditDraft } from './audit-entry.ts';
@@ -86,6 +87,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const refuse = (res: ServerResponse, ex: ProxyExchange, error: unknown) => {
     const { reply, code } = refusal(ex, error);
     const close = code === 'payload_too_large';
+    const throttled = throttledRefusal(services, ex.principal, reply.status, ex.clientAddress ?? 'unknown', ex.responseHeaders);
+    if (throttled) {
+      answer(res, ex, refusal(ex, throttled).reply, close);
+      count(ex, 'denied', 429);
+      return;
+    }
     answer(res, ex, reply, close);
     count(ex, 'denied', reply.status);
     audit(proxiedAuditDraft(ex, ex.route?.name ?? 'unmatched', { status: reply.status, code }, { outcome: 'denied', upstreamStatus: null, upstreamLatencyMs: null }));
