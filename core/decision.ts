@@ -57,14 +57,36 @@ export interface DecisionRecord {
   subject: { type: 'key' | 'proxy-request' | 'agent-tool-call'; id: string } | null;
 }
 
-/** The labels a context array carries, as the flat map policies read (`"ns:name": value`). */
-export function contextValues(context: DecisionRecord['context']): Record<string, number> {
-  const values: Record<string, number> = {};
+/**
+ * The first context entry naming a source an earlier one names, or null. A decision names each
+ * source once (the API refuses a repeat with 400), so the map policies read holds every value.
+ */
+export function firstRepeatedSource(context: readonly ContextEntry[]): { source: string; first: number; index: number } | null {
+  const seen = new Map<string, number>();
+  for (const [index, { source }] of context.entries()) {
+    const first = seen.get(source);
+    if (first !== undefined) return { source, first, index };
+    seen.set(source, index);
+  }
+  return null;
+}
+
+/**
+ * The labels a context array carries, as the flat map policies read (`"ns:name": value`). A
+ * decision stored before repeats were refused may name a source twice: its values are then listed
+ * in order, so the policy still sees every value stored, and a policy that reads the label as one
+ * number finds none (the bundled ones then answer their strictest).
+ */
+export function contextValues(context: DecisionRecord['context']): Record<string, number | number[]> {
+  const values: Record<string, number | number[]> = {};
   if (!Array.isArray(context)) return values;
   // Inserted in sorted order, so the policy input's canonical JSON is written natively
-  // (core/canonical-json.ts); the sort is stable, so a repeated source still keeps its last value.
+  // (core/canonical-json.ts); the sort is stable, so a repeated source's values keep their order.
   const bySource = context.length > 1 ? [...context].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0)) : context;
-  for (const entry of bySource) values[entry.source] = entry.value;
+  for (const { source, value } of bySource) {
+    const earlier = values[source];
+    values[source] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
+  }
   return values;
 }
 

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { GatehouseError } from '../core/errors.ts';
 
@@ -23,15 +24,37 @@ export function validate<T>(schema: TSchema, value: unknown, where: 'body' | 'qu
   if (check.Check(value)) return value as T;
   const errors: { path: string; message: string }[] = [];
   for (const error of check.Errors(value)) {
-    errors.push({ path: `${where}${error.path}`, message: error.message });
+    const message = error.type === ValueErrorType.ArrayUniqueItems ? `${error.message}: ${repeatedItem(error.value as unknown[])} is given twice` : error.message;
+    errors.push({ path: `${where}${error.path}`, message });
     if (errors.length === 10) break;
   }
   throw new GatehouseError('invalid_request', `the request ${where} does not match the schema`, { errors });
 }
 
-/** Query strings carry text; convert numbers and booleans the schema asks for before checking. */
+/** The first item of `items` equal to an earlier one, as JSON: what a `uniqueItems` failure names. */
+function repeatedItem(items: unknown[]): string {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const text = JSON.stringify(item);
+    if (seen.has(text)) return text;
+    seen.add(text);
+  }
+  return 'an item';
+}
+
+/**
+ * Query strings carry text; convert numbers and booleans the schema asks for before checking. A
+ * parameter given twice is refused: keeping either value would hide the other.
+ */
 export function validateQuery<T>(schema: TSchema, query: URLSearchParams): T {
   const raw: Record<string, string> = {};
-  for (const [key, value] of query) raw[key] = value;
+  for (const [key, value] of query) {
+    if (Object.hasOwn(raw, key)) {
+      throw new GatehouseError('invalid_request', `the query gives ${key} twice: give each parameter once`, {
+        errors: [{ path: `query/${key}`, message: 'Expected each parameter once' }],
+      });
+    }
+    raw[key] = value;
+  }
   return validate<T>(schema, Value.Convert(schema, raw), 'query');
 }

@@ -148,13 +148,16 @@ t.test('the gateway answers what its parser refuses with problem+json and closes
   );
 });
 
-t.test('the gateway refuses a missing or repeated Host; HTTP/1.0 needs none', async (t) => {
+t.test('the gateway refuses a missing Host, and a single-valued field on several lines; HTTP/1.0 needs no Host', async (t) => {
   const missing = await exchange(gateway, head(['GET /api/x HTTP/1.1']), 10_000);
   t.equal(missing.status, 400, "node's own answer to HTTP/1.1 without Host");
   t.ok(missing.closed);
   const twice = await exchange(gateway, head(['GET /api/x HTTP/1.1', 'Host: a', 'Host: b', 'Connection: close']), 10_000);
   t.equal(twice.status, 400);
   t.match(twice.body, { code: 'invalid_request', detail: /host is sent 2 times/ });
+  const agent = await exchange(gateway, head(['GET /api/x HTTP/1.1', 'Host: a', 'User-Agent: a', 'User-Agent: b', 'Connection: close']), 10_000);
+  t.equal(agent.status, 400, 'node would keep the first User-Agent for the route policy and the upstream');
+  t.match(agent.body, { code: 'invalid_request', header: 'user-agent', detail: /user-agent is sent 2 times/ });
   const old = await exchange(gateway, head(['GET /api/x HTTP/1.0']), 10_000);
   t.equal(old.status, 401, 'an HTTP/1.0 request without Host is read: this route wants a key');
 });

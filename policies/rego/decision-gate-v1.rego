@@ -8,11 +8,16 @@ import data.gatehouse.lib.decisions
 # need a human. Other namespaces carry facts, not risk, and never gate on their own.
 risk_threshold := 70
 
+# The value a risk label gates on. A label named twice (in a decision stored before the API
+# refused repeated sources) holds its values as a list, and gates on the highest.
+level(value) := value if is_number(value)
+
+level(values) := max(values) if is_array(values)
+
 risky contains name if {
 	some name, value in input.decision.contextValues
 	startswith(name, "risk:")
-	is_number(value)
-	value >= risk_threshold
+	level(value) >= risk_threshold
 }
 
 gated if count(risky) > 0
@@ -59,7 +64,7 @@ reasons contains msg if some msg in denials
 
 reasons contains msg if {
 	some name in risky
-	value := input.decision.contextValues[name]
+	value := level(input.decision.contextValues[name])
 	msg := sprintf("%s is %v, at or above the risk threshold %d: a human must approve", [name, value, risk_threshold])
 }
 

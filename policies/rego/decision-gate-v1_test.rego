@@ -82,6 +82,14 @@ test_threshold_is_inclusive if {
 	policy.gate == "human_approval" with input as at
 }
 
+test_a_label_stored_twice_gates_on_its_highest_value if {
+	inp := request("create", creator, decision({"risk:score": [20, 90, 5]}, []))
+	policy.gate == "human_approval" with input as inp
+	policy.reasons == {"risk:score is 90, at or above the risk threshold 70: a human must approve"} with input as inp
+	low := request("create", creator, decision({"risk:score": [20, 5]}, []))
+	policy.gate == "auto" with input as low
+}
+
 test_only_the_risk_namespace_gates if {
 	inp := request("create", creator, decision({"finance:amount": 1000000, "risk:label": "critical"}, []))
 	policy.gate == "auto" with input as inp

@@ -95,6 +95,16 @@ test_missing_amount_denied if {
 	policy.approvals.count == 2 with input as inp
 }
 
+test_an_amount_stored_twice_is_not_one_number if {
+	dec := object.union(spend(0, []), {"contextValues": {"finance:amount": [900000, 5]}})
+	inp := request("create", requester, dec)
+	not policy.allow with input as inp
+	policy.reasons == {"the context must carry a numeric finance:amount"} with input as inp
+	policy.approvals.count == 2 with input as inp
+	execute := request("execute", requester, dec)
+	not policy.allow with input as execute
+}
+
 test_negative_amount_denied if {
 	inp := request("create", requester, spend(-10, []))
 	not policy.allow with input as inp

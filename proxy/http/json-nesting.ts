@@ -1,3 +1,5 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-text.ts';
+
 /**
  * How deeply JSON text nests, counted on the text before it is parsed. `JSON.parse` accepts any
  * depth, but what handles a parsed body afterwards (schema checks, canonical JSON, msgpack,
@@ -6,13 +8,6 @@
  * JSON may be miscounted, and `JSON.parse` refuses it anyway.
  */
 export const MAX_JSON_DEPTH = 64;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
 
 export function nestsDeeperThan(text: string, limit: number): boolean {
   let depth = 0;

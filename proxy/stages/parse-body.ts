@@ -1,5 +1,7 @@
+import { firstRepeatedSource, type ContextEntry } from '../../core/decision.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
+import { repeatedMember } from '../http/json-members.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-nesting.ts';
 import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
 import { validate, validateQuery } from '../validation.ts';
@@ -47,11 +49,25 @@ export function parseBody(ctx: RequestContext): void {
   } catch (error) {
     throw new GatehouseError('invalid_request', `the body is not valid JSON: ${(error as Error).message}`);
   }
+  const repeated = repeatedMember(text, parsed);
+  if (repeated) {
+    const at = `body${repeated.pointer}`.slice(0, 256);
+    throw new GatehouseError('invalid_request', `the body names a member twice in one object (${at}): JSON readers disagree on which one counts`, {
+      errors: [{ path: at, message: 'Expected each member name once per object' }],
+    });
+  }
   ctx.body = validate(route.body, parsed, 'body');
   const context = (ctx.body as { context?: unknown }).context;
   if (typeof context === 'string' && Buffer.byteLength(context) > CONTEXT_TEXT_MAX_BYTES) {
     throw new GatehouseError('invalid_request', 'context text exceeds 64 KiB', {
       errors: [{ path: 'body/context', message: `Expected at most ${CONTEXT_TEXT_MAX_BYTES} bytes` }],
+    });
+  }
+  const repeatedSource = Array.isArray(context) ? firstRepeatedSource(context as ContextEntry[]) : null;
+  if (repeatedSource) {
+    const { source, first, index } = repeatedSource;
+    throw new GatehouseError('invalid_request', `context names ${source} twice (items ${first} and ${index}): give each source once`, {
+      errors: [{ path: `body/context/${index}/source`, message: `Expected each source once; item ${first} names it too` }],
     });
   }
 }

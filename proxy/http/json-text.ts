@@ -1,0 +1,9 @@
+/** Character codes of JSON's structure, for the scanners that read JSON text without parsing it. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
