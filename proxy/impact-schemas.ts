@@ -15,7 +15,7 @@ export const TraceQuery = Type.Object(
     decision: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A decision id (`dec_…`): its ordered trace.' })),
     ref: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A trace reference (`trace_…`, a decision’s `auditTrail` or a refusal’s) or a decision id.' })),
     input: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'An input or context value as `namespace:name` (or its memory item id): the decisions that used it.' })),
-    objective: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'An objective by id, key or title: the decisions that serve it.' })),
+    objective: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'An objective by id, key or title: the decisions that serve it.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMITS.maxLimit, description: `Items per page, default ${PAGE_LIMITS.defaultLimit}.` })),
     cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'The `nextCursor` of the previous page.' })),
   },

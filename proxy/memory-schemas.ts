@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Id } from './id-schema.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN } from '../core/memory/item.ts';
 import { QUERY_LIMITS } from '../core/memory/memory.ts';
 
@@ -129,7 +130,7 @@ export const CreateObjectiveBody = Type.Object(
 );
 export type CreateObjectiveBody = Static<typeof CreateObjectiveBody>;
 
-export const LinkDecisionBody = Type.Object({ decisionId: Type.String({ pattern: '^dec_[0-9a-z]+$' }) }, { additionalProperties: false });
+export const LinkDecisionBody = Type.Object({ decisionId: Id({ pattern: '^dec_[0-9a-z]+$' }) }, { additionalProperties: false });
 export type LinkDecisionBody = Static<typeof LinkDecisionBody>;
 
 export const ObjectiveList = Type.Object({ data: Type.Array(MemoryItem) });

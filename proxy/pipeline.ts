@@ -6,7 +6,6 @@ import { authenticate } from './stages/authenticate.ts';
 import { emit } from './stages/emit.ts';
 import { claimIdempotency, releaseIdempotency, rememberReply } from './stages/idempotency.ts';
 import { parseBody } from './stages/parse-body.ts';
-import { decodePathParams } from './stages/path-params.ts';
 import { refuse } from './stages/refuse.ts';
 import { evaluatePolicy } from './stages/policy.ts';
 import { rateLimit } from './stages/rate-limit.ts';
@@ -16,8 +15,8 @@ import { verifySignature } from './stages/verify-signature.ts';
 /**
  * The request lifecycle, in a fixed order, each stage with one job:
  *
- *   (path parameters) → authenticate → verify signature → rate limit → (validate) → idempotency
- *   → policy → handler → audit → emit
+ *   authenticate → verify signature → rate limit → (validate) → idempotency → policy → handler
+ *   → audit → emit
  *
  * Any stage may refuse by throwing a GatehouseError; the refusal becomes a problem document and
  * still goes through audit and emit, unless its caller is unauthenticated and over its address's
@@ -74,7 +73,6 @@ async function decide(ctx: RequestContext): Promise<Reply> {
   verifySignature(ctx);
   rateLimit(ctx);
   parseBody(ctx);
-  decodePathParams(ctx, route);
   const replay = claimIdempotency(ctx);
   if (replay) return replay;
   try {

@@ -191,7 +191,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       req.forEach((name, value) => {
         headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
       });
-      // Decoded and checked by the pipeline (proxy/stages/path-params.ts), where a bad one is 400.
+      // Decoded and checked by validation (proxy/stages/path-params.ts), where a bad one is 400.
       const values: Record<string, string> = {};
       params.forEach((name, i) => (values[name] = req.getParameter(i) ?? ''));
       const ctx = newContext(services, {

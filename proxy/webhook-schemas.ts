@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Id } from './id-schema.ts';
 import { Nullable } from './schemas.ts';
 
 /**
@@ -7,7 +8,7 @@ import { Nullable } from './schemas.ts';
  */
 
 /** An event kind (`decision.created`), a family (`decision.*`) or `*` for every event. */
-export const EventPattern = Type.String({ pattern: '^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$', examples: ['decision.*'] });
+export const EventPattern = Type.String({ pattern: '^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$', maxLength: 128, examples: ['decision.*'] });
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: 'An http(s) URL that resolves to a public address (or one allowed by GATEHOUSE_WEBHOOK_ALLOW).' });
 const Events = Type.Array(EventPattern, { minItems: 1, maxItems: 64, uniqueItems: true });
@@ -37,7 +38,7 @@ export type RotateSecretBody = Static<typeof RotateSecretBody>;
 export const ListDeliveriesQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-    cursor: Type.Optional(Type.String({ pattern: '^dlv_[0-9a-z]+$', description: 'The `nextCursor` of the previous page.' })),
+    cursor: Type.Optional(Id({ pattern: '^dlv_[0-9a-z]+$', description: 'The `nextCursor` of the previous page.' })),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { AuditLog } from '../audit-log.ts';
 import { sortableId } from '../ids.ts';
+import { readRange } from '../range-read.ts';
 import type { Store } from '../store.ts';
 import type { EventDraft, StoredEvent } from './event.ts';
 
@@ -61,7 +62,7 @@ export class EventLog {
   /** The retained events of one topic in one environment, oldest first. */
   ofTopic(env: string, topic: string): StoredEvent[] {
     const out: StoredEvent[] = [];
-    for (const [, , cursor] of this.byTopic.getKeys({ start: [env, topic, 0], end: [env, topic, Number.MAX_SAFE_INTEGER] })) {
+    for (const [, , cursor] of readRange(this.byTopic.getKeys({ start: [env, topic, 0], end: [env, topic, Number.MAX_SAFE_INTEGER] }))) {
       const event = this.events.get(cursor);
       if (event) out.push(this.withData(event));
     }

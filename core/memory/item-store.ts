@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Env } from '../env.ts';
+import { readRange } from '../range-read.ts';
 import type { Store } from '../store.ts';
 import type { MemoryItem } from './item.ts';
 
@@ -33,7 +34,7 @@ export class MemoryItemStore {
 
   /** The newest committed version, tombstones included. */
   latest(env: Env, id: string): MemoryItem | undefined {
-    for (const { value } of this.items.getRange({ start: [env, id, LAST_VERSION], end: [env, id, 0], reverse: true, limit: 1 })) return value;
+    for (const { value } of readRange(this.items.getRange({ start: [env, id, LAST_VERSION], end: [env, id, 0], reverse: true, limit: 1 }))) return value;
     return undefined;
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import type { MemoryItem } from './item.ts';
@@ -7,7 +8,7 @@ import type { Memory } from './memory.ts';
  * Objectives: what decisions are for. Each is a memory item in the `objectives` namespace (so it
  * is versioned, searchable and linkable like any evidence); a decision serves it through a
  * `serves` edge from the decision's item. A decision names objectives by id, by key, or by
- * title; a title no objective has yet creates one (key: the title as a slug).
+ * title; a title no objective has yet creates one (key: the title as a slug, see `titleKey`).
  */
 export const OBJECTIVES = 'objectives';
 
@@ -37,12 +38,20 @@ export function slug(text: string): string {
     .replace(/-+$/, '');
 }
 
+/**
+ * The key an objective created from `title` gets: its slug, or for a title with no Latin letter
+ * or digit (`日本語`, `€€€`) one derived from its hash. Never empty, so creating an objective from a
+ * decision's `objectives`, which happens inside the decision's write transaction, cannot fail.
+ */
+export function titleKey(title: string): string {
+  return slug(title) || `title-${createHash('sha256').update(title).digest('hex').slice(0, 16)}`;
+}
+
 export class Objectives {
   constructor(private readonly memory: Memory) {}
 
   private draft(objective: ObjectiveDraft) {
-    const key = objective.key ?? slug(objective.title);
-    if (!key) throw new GatehouseError('invalid_request', 'the objective needs a key: its title has no letters or digits to derive one from');
+    const key = objective.key ?? titleKey(objective.title);
     return {
       namespace: OBJECTIVES,
       key,
@@ -62,7 +71,7 @@ export class Objectives {
       const item = this.memory.items.latest(env, ref);
       return item?.namespace === OBJECTIVES && !item.tombstone ? ref : undefined;
     }
-    return this.memory.idForKey(env, OBJECTIVES, ref) ?? this.memory.idForKey(env, OBJECTIVES, slug(ref));
+    return this.memory.idForKey(env, OBJECTIVES, ref) ?? this.memory.idForKey(env, OBJECTIVES, titleKey(ref));
   }
 
   /** The objective `ref` names, created from it as a title if there is none; inside `store.commit`. */

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import type { Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
+import { readRange } from '../range-read.ts';
 import type { Store } from '../store.ts';
 
 /**
@@ -110,7 +111,7 @@ export class DeliveryStore {
   list(endpointId: string, limit: number, cursor?: string): { data: Delivery[]; nextCursor: string | null } {
     const { start, end } = range(endpointId);
     const data: Delivery[] = [];
-    for (const { value } of this.deliveries.getRange({ start: cursor ? [endpointId, cursor] : end, end: start, reverse: true, limit: limit + 1 })) {
+    for (const { value } of readRange(this.deliveries.getRange({ start: cursor ? [endpointId, cursor] : end, end: start, reverse: true, limit: limit + 1 }))) {
       if (value.id !== cursor) data.push(value);
     }
     const page = data.slice(0, limit);

@@ -3,20 +3,22 @@ import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
 import { repeatedMember } from '../http/json-members.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-nesting.ts';
+import { decodePathParams } from './path-params.ts';
 import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
 import { validate, validateQuery } from '../validation.ts';
 
 /**
- * Validation, between rate limiting and idempotency (as Fastify validates before handlers): a
- * body must be JSON, fit the size limit, nest at most MAX_JSON_DEPTH levels and match the route's
- * schema; so must the query. A refused body is never claimed for idempotency, so a corrected
- * retry with the same key runs.
+ * Validation, between rate limiting and idempotency (as Fastify validates before handlers): path
+ * parameters must be ids (proxy/stages/path-params.ts); a body must be JSON, fit the size limit,
+ * nest at most MAX_JSON_DEPTH levels and match the route's schema; so must the query. A refused
+ * body is never claimed for idempotency, so a corrected retry with the same key runs.
  */
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 export function parseBody(ctx: RequestContext): void {
   const route = ctx.route;
   if (!route) return;
+  decodePathParams(ctx, route);
   if (route.query) ctx.queryValues = validateQuery(route.query, ctx.query);
   if (ctx.bodyTooLarge) {
     ctx.closeConnection = true;

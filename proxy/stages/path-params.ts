@@ -7,9 +7,10 @@ import { paramNames } from '../route-table.ts';
 import { validate } from '../validation.ts';
 
 /**
- * The last step of routing, before authentication as 404 and 405 are: the path's parameters
- * arrive as sent, are percent-decoded here and must each be a PathParam. A malformed escape
- * (`%ff`) or an id longer than any real one is 400, never a thrown URIError.
+ * Path parameters arrive as sent; validation (proxy/stages/parse-body.ts) percent-decodes them
+ * here, and each must be a PathParam. A malformed escape (`%ff`) or an id longer than any real
+ * one is 400, never a thrown URIError. Until then they are compared undecoded (an API key's own
+ * routes, `RouteDef.selfService`): ids never need escaping.
  */
 const schemas = new WeakMap<RouteDef, TSchema>();
 
