@@ -25,7 +25,7 @@ export const CONTEXT_TEXT_MAX_BYTES = 64 * 1024;
 
 export const Context = Type.Union([
   Type.String({ maxLength: CONTEXT_TEXT_MAX_BYTES, description: 'Free text, at most 64 KiB of UTF-8.' }),
-  Type.Array(ContextEntry, { maxItems: 1000, description: 'At most 1,000 labelled values.' }),
+  Type.Array(ContextEntry, { maxItems: 1000, description: 'At most 1,000 labelled values, each source once.' }),
 ]);
 
 export const CreateDecisionBody = Type.Object(
@@ -33,9 +33,9 @@ export const CreateDecisionBody = Type.Object(
     title: Type.String({ minLength: 1, maxLength: 256 }),
     policy: Type.String({ minLength: 1, maxLength: 128, description: 'The name (with version suffix) of a loaded policy.' }),
     context: Context,
-    inputs: Type.Optional(Type.Array(Label, { maxItems: 100 })),
+    inputs: Type.Optional(Type.Array(Label, { maxItems: 100, uniqueItems: true })),
     objectives: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 256, description: 'An objective’s id, key or title.' }), { maxItems: 100 }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 256, description: 'An objective’s id, key or title.' }), { maxItems: 100, uniqueItems: true }),
     ),
   },
   { additionalProperties: false },
