@@ -76,6 +76,7 @@ async function decide(ctx: RequestContext): Promise<Reply> {
   const replay = claimIdempotency(ctx);
   if (replay) return replay;
   try {
+    if (route.readsMemory) await ctx.services.memory.written();
     evaluatePolicy(ctx);
     const reply = await route.handle(ctx);
     rememberReply(ctx, reply);

@@ -41,6 +41,11 @@ export interface RouteDef {
   /** An empty body is accepted and read as `{}`. */
   bodyOptional?: boolean;
   query?: TSchema;
+  /**
+   * Reads memory (or writes what links to it): waits for memory recorded after earlier replies
+   * (decisions', core/memory/decision-memory.ts), so a caller reads what its own calls caused.
+   */
+  readsMemory?: boolean;
   /** Accepts an `Idempotency-Key` header. */
   idempotent?: boolean;
   responses: Record<number, RouteResponse>;

@@ -104,7 +104,7 @@ export function buildServices(options: ServiceOptions): Services {
   const events = new EventLog(store, audit);
   const memory = new Memory(store, options.embedder);
   const objectives = new Objectives(memory);
-  new DecisionMemory(memory, objectives, workflow);
+  new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);
   const replay = new ReplayGuard(store);
   const signingKeys = new SigningKeyRegistry(store);

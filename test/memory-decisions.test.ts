@@ -3,7 +3,9 @@ import { bundledEngine } from './helpers/policies.ts';
 import { call, issueKey, startTestServer, type Answer } from './helpers/gatehouse.ts';
 
 // Decisions recorded into memory with their edges, and objectives, through the real workflow
-// (bundled Rego policies, real engine) and a real server.
+// (bundled Rego policies, real engine) and a real server. A decision's memory is recorded just
+// after its reply: the API's memory routes wait for it, and so do these tests where they look at
+// the server's memory directly (`memory.written()`).
 
 t.setTimeout(600_000);
 const engine = await bundledEngine();
@@ -36,6 +38,7 @@ t.test('a decision is written into memory with uses, serves, governed_by, approv
     objectives: ['Grow the newsletter audience'],
   };
   const decision = ok(t, await as(creator)('POST', '/v1/decisions', body));
+  await memory.written();
   const itemId = memory.idForKey('sandbox', 'decisions', decision.id);
   t.ok(itemId, 'the decision has a memory item');
   const created = ok(t, await as(creator)('GET', `/v1/memory/${itemId}`));
@@ -61,6 +64,7 @@ t.test('a decision is written into memory with uses, serves, governed_by, approv
   t.equal(ok(t, await as(creator)('GET', `/v1/memory/${itemId}?version=1`)).attributes.status, 'created', 'the created state is kept');
 
   const again = ok(t, await as(creator)('POST', '/v1/decisions', { ...body, context: [{ source: 'finance:amount', value: 3900 }] }));
+  await memory.written();
   const againItem = memory.get('sandbox', memory.idForKey('sandbox', 'decisions', again.id)!);
   t.ok(againItem.links.some((l) => l.relation === 'supersedes' && l.to === itemId), 'the same question decided again supersedes the earlier decision');
   const amount = againItem.links.find((l) => l.relation === 'uses' && memory.items.latest('sandbox', l.to)?.key === 'amount');
@@ -95,4 +99,16 @@ t.test('objectives: create, list, link decisions, see their decisions', async (t
   const decisionItem = server.services.memory.idForKey('sandbox', 'decisions', later.id)!;
   t.equal((await as(creator)('GET', `/v1/objectives/${decisionItem}`)).status, 404, 'a decision item is not an objective');
   t.equal((await as(creator)('DELETE', `/v1/memory/${decisionItem}`)).status, 400, 'decision memory cannot be deleted through the API');
+});
+
+t.test('a caller reads its decision in memory right after the reply, through the API', async (t) => {
+  const { server, creator, as } = await setup(t);
+  for (let i = 0; i < 5; i++) {
+    const decision = ok(t, await as(creator)('POST', '/v1/decisions', { title: `Renew licence batch ${i}`, policy: 'spend-approval-v1', context: [{ source: 'finance:amount', value: 10 + i }] }));
+    // No wait here: the memory routes wait for decisions' memory recorded after their replies.
+    const found = ok(t, await as(creator)('POST', '/v1/memory/query', { query: `renew licence batch ${i}`, namespaces: ['decisions'] }));
+    t.ok(found.results.some((r: { key: string }) => r.key === decision.id), `decision ${i} is found by the next request`);
+  }
+  await server.services.memory.written();
+  t.equal(server.services.memory.list('sandbox', 'decisions').length, 5, 'every decision has its memory stored');
 });

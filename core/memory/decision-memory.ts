@@ -1,13 +1,13 @@
 import type { ContextEntry, DecisionRecord } from '../decision.ts';
 import type { DecisionWorkflow } from '../decision-workflow.ts';
 import type { Env } from '../env.ts';
-import type { MemoryDraft } from './item.ts';
+import type { Store } from '../store.ts';
+import type { MemoryDraft, MemoryItem } from './item.ts';
 import type { Memory } from './memory.ts';
 import type { Objectives } from './objectives.ts';
 
 /**
- * Writes every decision into memory as it is stored, inside the same transaction: the decision's
- * item (`decisions/<id>`, a new version per transition: its text is the title and context, its
+ * Writes every decision into memory after it is stored: the decision's item (`decisions/<id>`, a new version per transition: its text is the title and context, its
  * attributes the policy's verdict and status) with edges to
  *
  *   uses         each input (`ns:name` → item `name` in namespace `ns`) and each context value
@@ -20,37 +20,80 @@ import type { Objectives } from './objectives.ts';
  *
  * Edges name the target version written against, so the memory of a decision says which value
  * of each input it saw. `serves` edges added later through the objectives API are kept.
+ *
+ * Nobody waits for this before the decision's reply: it cost about a quarter of a decision's CPU
+ * inside the request's transaction. Decisions committed in one turn are queued when their
+ * transaction commits and recorded together after it, staged in process memory (outside any
+ * transaction, so a rolled-back batch can run again) and then stored in one transaction of their
+ * own. Readers of memory wait for the queue first (`Memory.written`), so a caller still reads
+ * its own decision in memory right after the reply.
  */
 export class DecisionMemory {
   /** `env\0policy\0title` → the memory item of the newest decision with that title; rebuilt on start. */
   private readonly latestByQuestion = new Map<string, string>();
 
+  /** Stored states of decisions whose memory is not yet recorded, oldest first. */
+  private queue: DecisionRecord[] = [];
+  /** The recording under way, while there is one. */
+  private recording: Promise<void> | null = null;
+
   constructor(
     private readonly memory: Memory,
     private readonly objectives: Objectives,
     workflow: DecisionWorkflow,
+    private readonly store: Store,
   ) {
     for (const env of ['sandbox', 'production'] as const) {
       for (const item of memory.list(env, 'decisions')) this.latestByQuestion.set(question(env, item.attributes), item.id);
     }
-    workflow.use({ written: (record) => this.record(record) });
+    workflow.use({ written: (record) => store.afterCommit(() => this.enqueue(record)) });
+    memory.addLateWriter(() => this.recorded());
   }
 
-  /** Records one stored state of a decision; runs inside its write transaction. */
-  record(decision: DecisionRecord): void {
+  /** Resolves once every decision queued so far has its memory stored. */
+  async recorded(): Promise<void> {
+    while (this.recording) await this.recording;
+  }
+
+  private enqueue(decision: DecisionRecord): void {
+    this.queue.push(decision);
+    this.recording ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.recordQueued());
+  }
+
+  private async recordQueued(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const decisions = this.queue;
+        this.queue = [];
+        const staged: MemoryItem[] = [];
+        for (const decision of decisions) this.record(decision, staged);
+        await this.store.commit(() => {
+          for (const item of staged) this.memory.persist(item, null);
+        });
+      }
+    } catch (error) {
+      // Staged versions that were not stored are left out of query answers (core/memory/memory.ts).
+      console.error(`gatehouse: recording ${this.queue.length} decision(s) into memory failed:`, (error as Error).message);
+    } finally {
+      this.recording = null;
+    }
+  }
+
+  /** Stages one stored state of a decision, adding what it staged to `staged`. */
+  private record(decision: DecisionRecord, staged: MemoryItem[]): void {
     const { env } = decision;
     const by = decision.history.at(-1)?.keyId ?? decision.createdBy;
     const previousId = this.memory.idForKey(env, 'decisions', decision.id);
     const previous = previousId === undefined ? undefined : this.memory.current(env, previousId);
     // A transition keeps the edges (and the versions they name) the decision was created with.
-    const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by);
+    const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by, staged);
     for (const approval of decision.approvals) {
-      const to = this.ensure(env, by, 'keys', approval.keyId, `API key ${approval.keyId}`, { roles: approval.roles });
+      const to = this.ensure(env, by, 'keys', approval.keyId, `API key ${approval.keyId}`, { roles: approval.roles }, staged);
       if (!links.some((link) => link.relation === 'approved_by' && link.to === to)) links.push({ to, relation: 'approved_by' });
     }
     const key = question(env, decision);
 
-    const item = this.memory.record(env, by, {
+    const item = this.memory.stage(env, by, {
       namespace: 'decisions',
       key: decision.id,
       text: typeof decision.context === 'string' ? `${decision.title}\n${decision.context}` : decision.title,
@@ -65,43 +108,46 @@ export class DecisionMemory {
         auditTrail: decision.auditTrail,
       },
       links,
-    });
+    }, null);
+    staged.push(item);
     if (!previous) this.latestByQuestion.set(key, item.id);
   }
 
   /** The edges of a new decision: its policy, inputs, context values, objectives and predecessor. */
-  private creationLinks(decision: DecisionRecord, by: string): Array<{ to: string; relation: string }> {
+  private creationLinks(decision: DecisionRecord, by: string, staged: MemoryItem[]): Array<{ to: string; relation: string }> {
     const { env } = decision;
     const links: Array<{ to: string; relation: string }> = [];
     links.push({
-      to: this.ensure(env, by, 'policies', decision.policy, `Policy ${decision.policy}, module ${decision.moduleHash}`, { moduleHash: decision.moduleHash }),
+      to: this.ensure(env, by, 'policies', decision.policy, `Policy ${decision.policy}, module ${decision.moduleHash}`, { moduleHash: decision.moduleHash }, staged),
       relation: 'governed_by',
     });
     for (const label of decision.inputs) {
       const [namespace, key] = splitLabel(label);
-      links.push({ to: this.ensure(env, by, namespace, key, label, null), relation: 'uses' });
+      links.push({ to: this.ensure(env, by, namespace, key, label, null, staged), relation: 'uses' });
     }
     if (Array.isArray(decision.context)) {
       for (const entry of decision.context as ContextEntry[]) {
         const [namespace, key] = splitLabel(entry.source);
-        links.push({ to: this.ensure(env, by, namespace, key, `${entry.source} = ${entry.value}`, { value: entry.value }), relation: 'uses' });
+        links.push({ to: this.ensure(env, by, namespace, key, `${entry.source} = ${entry.value}`, { value: entry.value }, staged), relation: 'uses' });
       }
     }
-    for (const objective of decision.objectives) links.push({ to: this.objectives.ensure(env, by, objective), relation: 'serves' });
+    for (const objective of decision.objectives) links.push({ to: this.objectives.ensure(env, by, objective, staged), relation: 'serves' });
     const earlier = this.latestByQuestion.get(question(env, decision));
     if (earlier !== undefined) links.push({ to: earlier, relation: 'supersedes' });
     return links;
   }
 
   /**
-   * The id of `namespace/key`, writing it first when it does not exist or (for values that can
-   * change, `attributes` not null) when its attributes differ from the latest version.
+   * The id of `namespace/key`, staging it first (into `staged`) when it does not exist or (for
+   * values that can change, `attributes` not null) when its attributes differ from the latest version.
    */
-  private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null): string {
+  private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null, staged: MemoryItem[]): string {
     const id = this.memory.idForKey(env, namespace, key);
     const latest = id === undefined ? undefined : this.memory.current(env, id);
     if (id !== undefined && latest && !latest.tombstone && (attributes === null || JSON.stringify(latest.attributes) === JSON.stringify(attributes))) return id;
-    return this.memory.record(env, by, { namespace, key, text, attributes: attributes ?? {} }).id;
+    const item = this.memory.stage(env, by, { namespace, key, text, attributes: attributes ?? {} }, null);
+    staged.push(item);
+    return item.id;
   }
 }
 

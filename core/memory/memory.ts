@@ -77,6 +77,7 @@ export class Memory {
   readonly stats: MemoryStats;
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
+  private readonly lateWriters: Array<() => Promise<void>> = [];
 
   /** `vectors` tunes when vector search turns approximate (tests force it on small memories). */
   constructor(
@@ -176,13 +177,6 @@ export class Memory {
   persist(item: MemoryItem, vector: Float32Array | null): void {
     this.items.put(item);
     if (vector && !item.tombstone) this.items.putVector(item, this.embedder.id, vector);
-  }
-
-  /** Stage and persist at once, vector to follow; call inside `store.commit`. */
-  record(env: Env, createdBy: string, draft: MemoryDraft): MemoryItem {
-    const item = this.stage(env, createdBy, draft, null);
-    this.persist(item, null);
-    return item;
   }
 
   /** Stages a tombstone version of `id`: 404 if unknown, 409 if already deleted. */
@@ -354,13 +348,28 @@ export class Memory {
     return space.revisionAt(time);
   }
 
+  /**
+   * Registers a writer that records into memory after the transaction it describes (decisions'
+   * memory): `pending` resolves once what it has taken on so far is stored.
+   */
+  addLateWriter(pending: () => Promise<void>): void {
+    this.lateWriters.push(pending);
+  }
+
+  /** Resolves once what late writers took on is stored: readers that must see it wait here first. */
+  async written(): Promise<void> {
+    for (const pending of this.lateWriters) await pending();
+  }
+
   /** Waits until every stored item has its vector and no vector index is training (tests, the bench, shutdown). */
   async settled(): Promise<void> {
+    await this.written();
     await this.backfill.idle();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
   }
 
   async close(): Promise<void> {
+    await this.written();
     await this.backfill.stop();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
   }

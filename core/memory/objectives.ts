@@ -74,9 +74,13 @@ export class Objectives {
     return this.memory.idForKey(env, OBJECTIVES, ref) ?? this.memory.idForKey(env, OBJECTIVES, titleKey(ref));
   }
 
-  /** The objective `ref` names, created from it as a title if there is none; inside `store.commit`. */
-  ensure(env: Env, by: string, ref: string): string {
-    return this.resolve(env, ref) ?? this.memory.record(env, by, this.draft({ title: ref })).id;
+  /** The objective `ref` names, or one staged from it as a title if there is none (added to `staged` for `memory.persist`). */
+  ensure(env: Env, by: string, ref: string, staged: MemoryItem[]): string {
+    const id = this.resolve(env, ref);
+    if (id !== undefined) return id;
+    const item = this.memory.stage(env, by, this.draft({ title: ref }), null);
+    staged.push(item);
+    return item.id;
   }
 
   list(env: Env): MemoryItem[] {

@@ -22,6 +22,7 @@ const synthesis: RouteDef = {
   operationId: 'synthesizeContext',
   summary: 'Beta (answers carry `Gatehouse-Beta: context-synthesis`): Executive, Detailed and Raw context layers about a decision or a query, for a role, within a budget; every statement cites its memory item versions.',
   scope: 'context:read',
+  readsMemory: true,
   audited: true,
   body: SynthesisBody,
   responses: {

@@ -34,6 +34,7 @@ const trace: RouteDef = {
   operationId: 'getTrace',
   summary: 'The ordered trace of a decision (by id or trace reference), or the decisions an input or objective influenced and their outcomes; paginated.',
   scope: 'impact:read',
+  readsMemory: true,
   audited: true,
   query: TraceQuery,
   responses: {

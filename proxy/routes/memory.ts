@@ -31,6 +31,7 @@ const write: RouteDef = {
   operationId: 'writeMemory',
   summary: 'Write a memory item; writing an existing namespace and key adds its next version (nothing is overwritten).',
   scope: 'memory:write',
+  readsMemory: true,
   audited: true,
   body: WriteMemoryBody,
   idempotent: true,
@@ -60,6 +61,7 @@ const get: RouteDef = {
   operationId: 'getMemory',
   summary: 'Read a memory item: the latest version, `?version=N`, or the version current at `?asOf=`.',
   scope: 'memory:read',
+  readsMemory: true,
   audited: true,
   query: GetMemoryQuery,
   responses: {
@@ -81,6 +83,7 @@ const versions: RouteDef = {
   operationId: 'listMemoryVersions',
   summary: 'Every version of a memory item, oldest first, tombstones included.',
   scope: 'memory:read',
+  readsMemory: true,
   audited: true,
   responses: { 200: { description: 'The versions.', schema: MemoryVersions }, ...REFUSALS, 404: problemResponse('No such item in this environment.') },
   handle(ctx) {
@@ -96,6 +99,7 @@ const remove: RouteDef = {
   operationId: 'deleteMemory',
   summary: 'Delete a memory item by writing a tombstone version; earlier versions stay readable and `asOf` still sees them.',
   scope: 'memory:write',
+  readsMemory: true,
   audited: true,
   idempotent: true,
   responses: {
@@ -126,6 +130,7 @@ const query: RouteDef = {
   operationId: 'queryMemory',
   summary: 'Find memory by meaning, words and links: results ranked by a hybrid of embedding similarity, BM25 and graph proximity, with each score broken down.',
   scope: 'memory:read',
+  readsMemory: true,
   audited: true,
   body: QueryMemoryBody,
   responses: {

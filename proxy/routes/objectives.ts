@@ -22,6 +22,7 @@ const create: RouteDef = {
   operationId: 'createObjective',
   summary: 'Create an objective; its key defaults to the title as a slug, and an existing key gets a new version.',
   scope: 'memory:write',
+  readsMemory: true,
   audited: true,
   body: CreateObjectiveBody,
   idempotent: true,
@@ -43,6 +44,7 @@ const list: RouteDef = {
   operationId: 'listObjectives',
   summary: 'List the current objectives, oldest first.',
   scope: 'memory:read',
+  readsMemory: true,
   audited: true,
   responses: { 200: { description: 'The objectives.', schema: ObjectiveList }, ...REFUSALS },
   handle(ctx) {
@@ -57,6 +59,7 @@ const get: RouteDef = {
   operationId: 'getObjective',
   summary: 'An objective with the decisions that serve it and their current status.',
   scope: 'memory:read',
+  readsMemory: true,
   audited: true,
   responses: { 200: { description: 'The objective and its decisions.', schema: ObjectiveWithDecisions }, ...REFUSALS, 404: problemResponse('No such objective.') },
   handle(ctx) {
@@ -73,6 +76,7 @@ const link: RouteDef = {
   operationId: 'linkObjectiveDecision',
   summary: "Link a decision to the objective (a new version of the decision's memory item with a `serves` edge); linking twice changes nothing.",
   scope: 'memory:write',
+  readsMemory: true,
   audited: true,
   body: LinkDecisionBody,
   responses: { 200: { description: 'The objective and its decisions.', schema: ObjectiveWithDecisions }, ...REFUSALS, 404: problemResponse('No such objective or decision.') },
