@@ -8,6 +8,9 @@
 export interface PolicyInfo {
   name: string;
   moduleHash: string;
+  /** Where the module came from, when the engine knows: its Rego source files, or the OPA bundle it was loaded from. */
+  origin?: string;
+  sources?: readonly string[];
 }
 
 export interface PolicyEvaluation {

@@ -15,6 +15,15 @@ export function problemResponse(description: string): RouteResponse {
   return { description, schema: Problem, contentType: 'application/problem+json' };
 }
 
+/** The refusals of a route that needs a key with `scope`: no key, not that scope, the rate limit. */
+export function keyRefusals(scope: Scope): Record<401 | 403 | 429, RouteResponse> {
+  return {
+    401: problemResponse('Missing, unknown, revoked or unreviewed API key.'),
+    403: problemResponse(`The key lacks ${scope}.`),
+    429: problemResponse('Rate limited.'),
+  };
+}
+
 /**
  * One API route: what it needs (scope, body and query schemas), what it answers, and the two
  * stages it contributes to the pipeline. The same definition drives routing, validation,

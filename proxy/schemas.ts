@@ -64,17 +64,37 @@ export const DecisionStatusName = Type.Union(
   ['created', 'approved', 'rejected', 'executed', 'cancelled', 'blocked'].map((s) => Type.Literal(s)),
 );
 
+/** What a decision list or count selects: exact matches, and `q` within the title. */
+const DecisionSelection = {
+  status: Type.Optional(DecisionStatusName),
+  policy: Type.Optional(Type.String({ maxLength: 128 })),
+  gate: Type.Optional(Type.String({ maxLength: 128 })),
+  nextAction: Type.Optional(Type.String({ maxLength: 128 })),
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'A case-insensitive substring of the title.' })),
+};
+
 export const ListDecisionsQuery = Type.Object(
   {
-    status: Type.Optional(DecisionStatusName),
-    policy: Type.Optional(Type.String({ maxLength: 128 })),
-    gate: Type.Optional(Type.String({ maxLength: 128 })),
+    ...DecisionSelection,
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: '`asc`: oldest first; `desc`: newest first.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
   },
   { additionalProperties: false },
 );
 export type ListDecisionsQuery = Static<typeof ListDecisionsQuery>;
+
+export const DecisionCountsQuery = Type.Object(DecisionSelection, { additionalProperties: false });
+export type DecisionCountsQuery = Static<typeof DecisionCountsQuery>;
+
+const Tally = Type.Record(Type.String(), Type.Integer());
+export const DecisionCounts = Type.Object({
+  total: Type.Integer({ description: 'How many decisions the selection lists.' }),
+  status: Tally,
+  gate: Tally,
+  nextAction: Tally,
+  policy: Tally,
+});
 
 export const ListKeysQuery = Type.Object({ env: Type.Optional(EnvName) }, { additionalProperties: false });
 export type ListKeysQuery = Static<typeof ListKeysQuery>;

@@ -271,6 +271,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     void services.idempotency.purgeExpired(store).catch(() => {});
     void services.events.prune({ ...DEFAULT_RETENTION, ...config.eventRetention }, services.webhooks.pruneFloor()).catch(() => {});
     void services.signatures.replay.purgeExpired(store).catch(() => {});
+    void services.sessions.purgeExpired().catch(() => {});
     void services.unauthenticated.flush().catch(logThrottleFailure);
   }, 60_000);
   purge.unref();

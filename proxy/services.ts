@@ -8,6 +8,7 @@ import { KeyReview } from '../core/key-review.ts';
 import { KeyRegistry } from '../core/keys.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import { RateLimiter, type RateLimit } from '../core/rate-limiter.ts';
+import { Sessions } from '../core/sessions.ts';
 import type { Env } from '../core/env.ts';
 import type { Store } from '../core/store.ts';
 import { EventLog } from '../core/events/event-log.ts';
@@ -31,6 +32,8 @@ export interface Services {
   store: Store;
   evaluator: PolicyEvaluator;
   keys: KeyRegistry;
+  /** Console sessions: API keys exchanged for HttpOnly cookies (docs/console.md). */
+  sessions: Sessions;
   audit: AuditLog;
   workflow: DecisionWorkflow;
   keyReview: KeyReview;
@@ -112,6 +115,7 @@ export function buildServices(options: ServiceOptions): Services {
     store,
     evaluator,
     keys,
+    sessions: new Sessions(store, keys),
     audit,
     workflow,
     keyReview: new KeyReview(keys, workflow, events),

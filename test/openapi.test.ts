@@ -20,7 +20,7 @@ t.test('the OpenAPI document describes every route from the validating schemas',
   t.ok(doc.paths['/v1/decisions'].post.parameters.some((p: { name: string }) => p.name === 'Idempotency-Key'));
   t.same(
     doc.paths['/v1/decisions'].get.parameters.map((p: { name: string }) => p.name),
-    ['status', 'policy', 'gate', 'limit', 'cursor'],
+    ['status', 'policy', 'gate', 'nextAction', 'q', 'order', 'limit', 'cursor'],
   );
   t.ok(doc.paths['/v1/decisions/{id}/approve'].post.responses['409']);
 });

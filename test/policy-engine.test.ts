@@ -48,6 +48,7 @@ t.test('bundles from opa build -t wasm', async (t) => {
     moduleHash: sha256(wasm),
     entrypoints: FIXTURE_ENTRYPOINTS,
     origin: 'bundle',
+    sources: ['fixture-v1.tar.gz'],
   });
 
   const data = engine.evaluate('fixture-v1', {});
@@ -222,6 +223,7 @@ t.test('Rego policies are built, loaded and evaluated', async (t) => {
     moduleHash: manifest.policies['sample-v1'].moduleHash,
     entrypoints: ['gatehouse/sample/v1', 'gatehouse/sample/v1/allow', 'gatehouse/sample/v1/reasons'],
     origin: 'rego',
+    sources: manifest.policies['sample-v1'].sources,
   });
 
   const doc = engine.evaluate('sample-v1', { amount: 500, principal: { roles: [] } });

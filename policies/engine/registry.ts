@@ -18,6 +18,8 @@ export interface PolicyInfo {
   /** Entrypoint names by id. */
   entrypoints: string[];
   origin: PolicyOrigin;
+  /** The Rego files compiled into the module (relative to the sources), or the bundle's file name. */
+  sources: string[];
 }
 
 export interface LoadedPolicy {
@@ -103,7 +105,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
         const moduleHash = sha256(wasm);
         if (moduleHash !== entry.moduleHash) throw new Error(`module hash ${moduleHash} does not match the manifest`);
         const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts.maxMemoryPages);
-        return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego' }, instance };
+        return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego', sources: entry.sources }, instance };
       });
     }
   }
@@ -123,7 +125,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
     await attempt(name, bundlePath, async () => {
       const bundle = await readOpaBundle(bundlePath);
       const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
-      return { info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle' }, instance };
+      return { info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file] }, instance };
     });
   }
   return { registry, failures };

@@ -8,6 +8,8 @@ import {
   ActionBody,
   CreateDecisionBody,
   Decision,
+  DecisionCounts,
+  DecisionCountsQuery,
   DecisionPage,
   ListDecisionsQuery,
 } from '../schemas.ts';
@@ -79,12 +81,12 @@ const get: RouteDef = {
   },
 };
 
-/** GET /v1/decisions — decisions oldest first, filtered, a page at a time. */
+/** GET /v1/decisions — decisions oldest (or newest) first, filtered, a page at a time. */
 const list: RouteDef = {
   method: 'GET',
   path: '/v1/decisions',
   operationId: 'listDecisions',
-  summary: 'List decisions oldest first; filter by status, policy and gate; page with `cursor`.',
+  summary: 'List decisions oldest first (`order=desc`: newest first); filter by status, policy, gate, nextAction and title (`q`); page with `cursor`.',
   scope: 'decisions:read',
   audited: true,
   query: ListDecisionsQuery,
@@ -93,6 +95,24 @@ const list: RouteDef = {
     const q = ctx.queryValues as ListDecisionsQuery;
     const page = ctx.services.workflow.decisions.list(principal(ctx).env, { ...q, limit: q.limit ?? 50 });
     return json(200, { data: page.data.map(decisionView), nextCursor: page.nextCursor });
+  },
+};
+
+/**
+ * GET /v1/decisions/counts — how many decisions a selection lists, and how many each status,
+ * gate, next action and policy would list with the other filters kept (the console's counts).
+ */
+const counts: RouteDef = {
+  method: 'GET',
+  path: '/v1/decisions/counts',
+  operationId: 'countDecisions',
+  summary: 'Count the decisions a selection (the list filters) lists, broken down by status, gate, nextAction and policy.',
+  scope: 'decisions:read',
+  audited: true,
+  query: DecisionCountsQuery,
+  responses: { 200: { description: 'The counts.', schema: DecisionCounts }, ...COMMON_REFUSALS },
+  handle(ctx) {
+    return json(200, ctx.services.workflow.decisions.counts(principal(ctx).env, ctx.queryValues as DecisionCountsQuery));
   },
 };
 
@@ -146,4 +166,4 @@ function action(act: Act): RouteDef {
   };
 }
 
-export const decisionRoutes: RouteDef[] = [create, list, get, action('approve'), action('reject'), action('execute'), action('cancel')];
+export const decisionRoutes: RouteDef[] = [create, list, counts, get, action('approve'), action('reject'), action('execute'), action('cancel')];
