@@ -1,5 +1,6 @@
 import { agentRoutes } from './routes/agents.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { consoleRoutes } from './console/console-routes.ts';
 import { contextRoutes } from './routes/context.ts';
 import { decisionResultRoutes } from './routes/decision-results.ts';
 import { decisionRoutes } from './routes/decisions.ts';
@@ -34,6 +35,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...agentRoutes,
   streamRoute,
   ...opsRoutes,
+  ...consoleRoutes,
 ];
 
 /** `/v1/decisions/{id}` → `/v1/decisions/:id`, the form uWebSockets.js routes on. */

@@ -18,6 +18,7 @@ const REASONS: Record<number, string> = {
   201: 'Created',
   202: 'Accepted',
   204: 'No Content',
+  302: 'Found',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
