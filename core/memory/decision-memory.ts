@@ -22,12 +22,15 @@ import type { Objectives } from './objectives.ts';
  * of each input it saw. `serves` edges added later through the objectives API are kept.
  *
  * Nobody waits for this before the decision's reply: it cost about a quarter of a decision's CPU
- * inside the request's transaction. Decisions committed in one turn are queued when their
- * transaction commits and recorded together after it, staged in process memory (outside any
+ * inside the request's transaction. Decisions are queued when their transaction commits and
+ * recorded together up to `RECORD_WINDOW_MS` later (at 1,000 decisions/s a transaction per
+ * decision would cost more than the recording), staged in process memory (outside any
  * transaction, so a rolled-back batch can run again) and then stored in one transaction of their
- * own. Readers of memory wait for the queue first (`Memory.written`), so a caller still reads
- * its own decision in memory right after the reply.
+ * own. Readers of memory wait for the queue first (`Memory.written`), which records it at once,
+ * so a caller still reads its own decision in memory right after the reply.
  */
+const RECORD_WINDOW_MS = 25;
+
 export class DecisionMemory {
   /** `env\0policy\0title` → the memory item of the newest decision with that title; rebuilt on start. */
   private readonly latestByQuestion = new Map<string, string>();
@@ -36,6 +39,8 @@ export class DecisionMemory {
   private queue: DecisionRecord[] = [];
   /** The recording under way, while there is one. */
   private recording: Promise<void> | null = null;
+  /** Starts the recording at the end of the window. */
+  private window: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly memory: Memory,
@@ -50,14 +55,21 @@ export class DecisionMemory {
     memory.addLateWriter(() => this.recorded());
   }
 
-  /** Resolves once every decision queued so far has its memory stored. */
+  /** Resolves once every decision queued so far has its memory stored; records the queue at once. */
   async recorded(): Promise<void> {
+    if (this.queue.length > 0) this.startRecording();
     while (this.recording) await this.recording;
   }
 
   private enqueue(decision: DecisionRecord): void {
     this.queue.push(decision);
-    this.recording ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.recordQueued());
+    if (!this.recording && !this.window) this.window = setTimeout(() => this.startRecording(), RECORD_WINDOW_MS).unref();
+  }
+
+  private startRecording(): void {
+    if (this.window) clearTimeout(this.window);
+    this.window = null;
+    this.recording ??= this.recordQueued();
   }
 
   private async recordQueued(): Promise<void> {
