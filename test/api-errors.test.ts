@@ -15,7 +15,9 @@ t.test('routing, parsing and authentication refusals', async (t) => {
   const writer = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:write', 'decisions:read'] });
 
   isProblem(t, await call(url, 'GET', '/v1/nothing-here'), 404, 'not_found');
-  isProblem(t, await call(url, 'GET', '/'), 404, 'not_found');
+  isProblem(t, await call(url, 'GET', '/nothing/here'), 404, 'not_found');
+  const root = await fetch(`${url}/`, { redirect: 'manual' });
+  t.equal(root.headers.get('location'), '/console', 'the root leads a person to the console');
 
   const wrongMethod = await call(url, 'PUT', '/v1/decisions', { key: writer.key });
   isProblem(t, wrongMethod, 405, 'method_not_allowed');
