@@ -26,7 +26,22 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const command = await load();
+  quietOnClosedPipe(name);
   return command.run(rest);
+}
+
+/**
+ * A reader that stops early (`gatehouse audit export | head`) closes the pipe under us: its
+ * choice, not our failure. A command then stops at once with 0, as any writer in a shell pipeline
+ * does on SIGPIPE, instead of dying of EPIPE with a stack trace; the server keeps serving, its
+ * log unread.
+ */
+function quietOnClosedPipe(command: string): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (command === 'serve') return;
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -25,6 +25,8 @@ export interface PolicyEvaluator {
   names(): string[];
   has(name: string): boolean;
   info(name: string): PolicyInfo | undefined;
+  /** Policy files left out of what is loaded (not compiling, or not loading), with why: readiness reports them. */
+  loadFailures?(): ReadonlyMap<string, string>;
   /**
    * Evaluates policy `name` on an input given as its JSON text: the text its digest is taken of,
    * so the policy evaluates exactly what the audit entry describes, serialised once.

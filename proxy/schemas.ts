@@ -226,3 +226,9 @@ export const Problem = Type.Object({
 });
 
 export const Health = Type.Object({ status: Type.String() });
+
+export const Readiness = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], { description: '`degraded`: some policy files are not loaded.' }),
+  policies: Type.Array(Type.String(), { description: 'The loaded policies.' }),
+  notLoaded: Type.Array(Type.Object({ file: Type.String(), reason: Type.String({ description: 'Compile errors at file:line:col, or why the module did not load.' }) })),
+});

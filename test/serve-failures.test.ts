@@ -1,7 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import t from 'tap';
-import { call, tempDir } from './helpers/gatehouse.ts';
+import { operationDraft } from '../core/audit-log.ts';
+import { call, startTestServer, tempDir } from './helpers/gatehouse.ts';
+import { BUNDLED_POLICIES } from './helpers/policies.ts';
 import { startServe } from './helpers/serve-process.ts';
 import { routesFile } from './helpers/upstream.ts';
 
@@ -90,4 +94,65 @@ t.test('a proxy gateway port in use exits 1 naming it', async (t) => {
   t.equal(served.code, 1);
   t.match(served.stderr, `the proxy gateway: cannot listen on 127.0.0.1:${port}: port ${port} is already in use by another process`);
   t.notMatch(served.stderr, STACK_FRAME, 'no stack trace');
+});
+
+const BROKEN = `package broken.v1
+
+default allow := false
+
+allow if no_such_function(input.action)
+`;
+
+t.test('a policy that does not compile is left out: the others serve, /readyz says which and why, a fix reloads it', async (t) => {
+  const dir = tempDir(t);
+  const policies = join(dir, 'rego');
+  cpSync(BUNDLED_POLICIES, policies, { recursive: true });
+  writeFileSync(join(policies, 'broken-v1.rego'), BROKEN);
+  const served = await startServe(['--data-dir', join(dir, 'data'), '--policies-dir', policies]);
+  t.teardown(() => served.child.kill('SIGKILL'));
+
+  t.match(served.stderr(), `${join(policies, 'broken-v1.rego')}:5:10: check error: undefined function no_such_function`, 'logged at file:line:col');
+  t.notMatch(served.stderr(), STACK_FRAME, 'no stack trace');
+  t.match(served.lines.join('\n'), /5 policies loaded: agent-tools-v1, decision-gate-v1, route-access-v1, security-review-v1, spend-approval-v1/);
+  const ready = await call(served.url, 'GET', '/readyz');
+  t.equal(ready.status, 200, 'ready to serve the policies that compile');
+  t.match(ready.json, {
+    status: 'degraded',
+    notLoaded: [{ file: join(policies, 'broken-v1.rego'), reason: /broken-v1\.rego:5:10: check error: undefined function no_such_function/ }],
+  });
+  t.notOk(ready.json.policies.includes('broken-v1'));
+
+  writeFileSync(join(policies, 'broken-v1.rego'), BROKEN.replace('allow if no_such_function(input.action)', 'allow if input.action == "create"'));
+  let after = ready;
+  for (let i = 0; i < 600 && after.json.status !== 'ready'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    after = await call(served.url, 'GET', '/readyz');
+  }
+  t.match(after.json, { status: 'ready', notLoaded: [] }, 'the fixed policy reloads and readiness clears');
+  t.ok(after.json.policies.includes('broken-v1'));
+  served.child.kill('SIGTERM');
+  t.equal((await served.exited).code, 0);
+});
+
+t.test('`audit export | head` stops quietly with 0 when head closes the pipe', async (t) => {
+  const { server, dataDir } = await startTestServer(t);
+  // Far more than a pipe holds, so the export is still writing when the reader goes.
+  await server.services.store.commit(() => {
+    for (let i = 0; i < 3000; i++) server.services.audit.appendInTransaction(operationDraft('SYSTEM', `filler ${i}`, null, 0));
+  });
+  await server.close();
+
+  const pipeline = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" audit export --data-dir "${dataDir}" | head -n 2; echo "export exited \${PIPESTATUS[0]}" >&2`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => pipeline.kill('SIGKILL'));
+  let stdout = '';
+  let stderr = '';
+  pipeline.stdout.on('data', (chunk) => (stdout += chunk));
+  pipeline.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((resolve) => pipeline.once('exit', resolve));
+  t.equal(code, 0);
+  t.equal(stdout.trim().split('\n').length, 2, 'head printed its lines');
+  t.match(stderr, /export exited 0/, 'the export exits 0');
+  t.notMatch(stderr, /EPIPE|Error/, 'and says nothing about the closed pipe');
 });

@@ -215,12 +215,17 @@ function eventSettings(
   };
 }
 
-/** Compiles and loads the policies the server and the CLI evaluate decisions with. */
+/**
+ * Compiles and loads the policies the server and the CLI evaluate decisions with. One that does
+ * not compile is left out, its errors logged at file:line:col (and listed by /readyz), so the
+ * others serve.
+ */
 export function openPolicies(policiesDir: string, dataDir: string, watch: boolean): Promise<PolicyEngine> {
   return PolicyEngine.open({
     sourceDir: policiesDir,
     buildDir: join(dataDir, 'policies'),
     watch,
+    leaveOutFailing: true,
     log: { info: (m) => console.log(`gatehouse: ${m}`), error: (m) => console.error(`gatehouse: ${m}`) },
   });
 }
@@ -244,7 +249,13 @@ export async function run(args: string[]): Promise<number> {
     console.error(`gatehouse serve: GATEHOUSE_JWT_ISSUERS: ${(error as Error).message}`);
     return 2;
   }
-  const engine = await openPolicies(config.policiesDir, config.dataDir, true);
+  let engine: PolicyEngine;
+  try {
+    engine = await openPolicies(config.policiesDir, config.dataDir, true);
+  } catch (error) {
+    console.error(`gatehouse serve: cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
+    return 1;
+  }
   let server: RunningServer;
   try {
     server = await startServer({ ...config, policies: engine, jwtIdentities });
@@ -258,6 +269,8 @@ export async function run(args: string[]): Promise<number> {
   console.log(`gatehouse: listening on ${server.url}`);
   if (server.gateway) console.log(`gatehouse: proxy gateway listening on ${server.gateway.url} (routes from ${server.gateway.routes.file})`);
   console.log(`gatehouse: data in ${config.dataDir}; ${names.length} policies loaded: ${names.join(', ')}`);
+  const notLoaded = [...engine.loadFailures().keys()];
+  if (notLoaded.length > 0) console.error(`gatehouse: not loaded (errors above, and at ${server.url}/readyz): ${notLoaded.join(', ')}`);
   if (server.adminKey.generated) {
     console.log(`gatehouse: bootstrap admin key (shown once, keep it safe): ${server.adminKey.generated}`);
   } else {

@@ -6,23 +6,34 @@
  * The build is all-or-nothing. Everything is compiled in memory first; any compile error, in any
  * file, fails the whole build with every error reported together. The output is then written to
  * a temporary directory beside `outDir` and renamed into place, so readers see either the
- * previous build or the new one, never a mixture or a half-written module.
+ * previous build or the new one, never a mixture or a half-written module. Only a server starting
+ * up asks for less (`leaveOutFailing`): the policies that compile, and why the others did not.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ErrorCollector } from './error-collector.ts';
+import { compileErrorsOf, ErrorCollector } from './error-collector.ts';
 import { CompileError } from './errors.ts';
 import { compileModules } from './index.ts';
 import { MANIFEST_FILE, MANIFEST_VERSION, type Manifest, type ManifestPolicy } from './manifest.ts';
 import { parseModule } from './parse/index.ts';
 import type { Module } from './parse/ast.ts';
-import { readSourceTree, type RegoSource } from './source-tree.ts';
+import { readSourceTree, type RegoSource, type SourceTree } from './source-tree.ts';
 
 export interface BuildOptions {
   /** Also write each policy's plan as `<name>.ir.txt`. */
   ir?: boolean;
+  /** Build the policies that compile and report the others in `failed`, instead of failing the build. */
+  leaveOutFailing?: boolean;
+}
+
+/** A policy the build left out (`leaveOutFailing`), and why. */
+export interface PolicyBuildFailure {
+  policy: string;
+  /** Its source file, relative to the source directory. */
+  file: string;
+  errors: CompileError[];
 }
 
 /** What the build measured for one policy (not part of the manifest). */
@@ -36,6 +47,8 @@ export interface PolicyBuildStats {
 export interface BuildResult extends Manifest {
   /** Per policy: compile time, module size and plan. */
   compiled: Record<string, PolicyBuildStats>;
+  /** The policies left out; only `leaveOutFailing` leaves any out. */
+  failed: PolicyBuildFailure[];
 }
 
 /** `<name>-v<N>.rego` → `<name>-v<N>`. */
@@ -78,13 +91,38 @@ interface CompiledPolicy {
 
 interface BuildOutput {
   policies: CompiledPolicy[];
+  failed: PolicyBuildFailure[];
   bundles: string[];
   data?: Buffer;
 }
 
+/** Compiles policy `name` (defined by `module`) from `sources`, whose parsed modules are `modules`. */
+async function compilePolicy(name: string, module: Module, sources: RegoSource[], modules: Module[]): Promise<CompiledPolicy> {
+  const entrypoints = entrypointsOf(module.package, modules);
+  const started = performance.now();
+  const compiled = await compileModules(sources, { entrypoints });
+  const compileMs = performance.now() - started;
+  return {
+    name,
+    wasm: compiled.wasm,
+    manifest: {
+      module: `${name}.wasm`,
+      package: module.package.join('/'),
+      entrypoints: compiled.entrypoints,
+      sourceHash: sourceHash(sources),
+      moduleHash: sha256(compiled.wasm),
+      sources: sources.map((s) => s.relative),
+    },
+    stats: { compileMs, moduleBytes: compiled.wasm.byteLength, ir: compiled.ir },
+  };
+}
+
+function definedTwice(name: string, first: string, source: RegoSource, module: Module): CompileError {
+  return new CompileError('check', `policy '${name}' is defined twice: ${first} and ${source.relative}`, module.packagePos, source.text);
+}
+
 /** Parses and compiles everything in memory; throws CompileErrors listing every problem. */
-async function compileTree(sourceDir: string, outDir: string): Promise<BuildOutput> {
-  const tree = await readSourceTree(sourceDir, outDir);
+async function compileAll(tree: SourceTree): Promise<CompiledPolicy[]> {
   const errors = new ErrorCollector();
   const parsed: Module[] = [];
   for (const source of tree.modules) {
@@ -103,35 +141,124 @@ async function compileTree(sourceDir: string, outDir: string): Promise<BuildOutp
     if (!name) continue;
     const other = names.get(name);
     if (other) {
-      errors.add(new CompileError('check', `policy '${name}' is defined twice: ${other} and ${source.relative}`, parsed[i]!.packagePos, source.text));
+      errors.add(definedTwice(name, other, source, parsed[i]!));
       continue;
     }
     names.set(name, source.relative);
-    const module = parsed[i]!;
-    const entrypoints = entrypointsOf(module.package, parsed);
-    const started = performance.now();
     try {
-      const compiled = await compileModules(tree.modules, { entrypoints });
-      const compileMs = performance.now() - started;
-      policies.push({
-        name,
-        wasm: compiled.wasm,
-        manifest: {
-          module: `${name}.wasm`,
-          package: module.package.join('/'),
-          entrypoints: compiled.entrypoints,
-          sourceHash: sourceHash(tree.modules),
-          moduleHash: sha256(compiled.wasm),
-          sources: tree.modules.map((s) => s.relative),
-        },
-        stats: { compileMs, moduleBytes: compiled.wasm.byteLength, ir: compiled.ir },
-      });
+      policies.push(await compilePolicy(name, parsed[i]!, tree.modules, parsed));
     } catch (err) {
       errors.add(err);
     }
   }
   errors.throwIfAny();
+  return policies;
+}
 
+/**
+ * `leaveOutFailing`: compiles each policy that compiles and reports the others. A policy file
+ * that does not compile is left out of the modules the others are compiled with (the checker
+ * reads every module, so its error would fail them all), and a policy that names its package
+ * fails with it: built without those rules, it could allow what they deny. A library that does
+ * not compile fails every policy, for the same reason.
+ */
+async function compileWhatCompiles(tree: SourceTree): Promise<{ policies: CompiledPolicy[]; failed: PolicyBuildFailure[] }> {
+  const parsed = new Map<string, Module>();
+  const broken = new Map<string, CompileError[]>();
+  for (const source of tree.modules) {
+    try {
+      parsed.set(source.relative, parseModule(source.path, source.text));
+    } catch (err) {
+      broken.set(source.relative, compileErrorsOrThrow(err));
+    }
+  }
+  const libraryErrors = tree.modules.filter((s) => !policyNameOf(s.relative)).flatMap((s) => broken.get(s.relative) ?? []);
+  const relativeOf = new Map(tree.modules.map((s) => [s.path, s.relative]));
+  const policies: CompiledPolicy[] = [];
+  const names = new Map<string, string>();
+  for (const source of tree.modules) {
+    const name = policyNameOf(source.relative);
+    const module = parsed.get(source.relative);
+    if (!name || !module) continue;
+    const other = names.get(name);
+    if (other) {
+      broken.set(source.relative, [definedTwice(name, other, source, module)]);
+      continue;
+    }
+    names.set(name, source.relative);
+    // Found not to compile while another policy was compiled: its errors are known.
+    if (broken.has(source.relative)) continue;
+    if (libraryErrors.length > 0) {
+      broken.set(source.relative, libraryErrors);
+      continue;
+    }
+    // Each failure found in another policy's file leaves that file out and tries again.
+    for (;;) {
+      const dependency = namesBrokenPackage(source, module, tree, parsed, broken);
+      if (dependency) {
+        broken.set(source.relative, [dependency]);
+        break;
+      }
+      const sources = tree.modules.filter((s) => !broken.has(s.relative));
+      try {
+        policies.push(await compilePolicy(name, module, sources, sources.map((s) => parsed.get(s.relative)!)));
+        break;
+      } catch (err) {
+        const errors = compileErrorsOrThrow(err);
+        const elsewhere = errors.filter((e) => {
+          const file = e.pos && relativeOf.get(e.pos.file);
+          return file !== undefined && file !== source.relative && policyNameOf(file) !== undefined;
+        });
+        if (elsewhere.length === 0) {
+          broken.set(source.relative, errors);
+          break;
+        }
+        for (const e of elsewhere) {
+          const file = relativeOf.get(e.pos!.file)!;
+          broken.set(file, [...(broken.get(file) ?? []), e]);
+        }
+      }
+    }
+  }
+  const failed = [...broken].flatMap(([file, errors]) => {
+    const policy = policyNameOf(file);
+    return policy ? [{ policy, file, errors }] : [];
+  });
+  return { policies, failed };
+}
+
+function compileErrorsOrThrow(err: unknown): CompileError[] {
+  const errors = compileErrorsOf(err);
+  if (!errors) throw err;
+  return errors;
+}
+
+/** A policy file's package, read from its source when it does not parse. */
+const PACKAGE_LINE = /^\s*package\s+([A-Za-z_][\w.]*)/m;
+
+/** The error for `source` when it, or a library, names the package of a policy file left out. */
+function namesBrokenPackage(source: RegoSource, module: Module, tree: SourceTree, parsed: Map<string, Module>, broken: Map<string, CompileError[]>): CompileError | undefined {
+  const readers = tree.modules.filter((s) => s === source || !policyNameOf(s.relative));
+  for (const file of broken.keys()) {
+    const brokenSource = tree.modules.find((s) => s.relative === file)!;
+    const pkg = parsed.get(file)?.package.join('.') ?? PACKAGE_LINE.exec(brokenSource.text)?.[1];
+    const named = pkg && new RegExp(`${pkg.replaceAll('.', '\\.')}(?!\\w)`);
+    const reader = named && readers.find((s) => named.test(s.text));
+    if (reader) return new CompileError('check', `${reader.relative} names package ${pkg} of ${file}, which does not compile`, module.packagePos, source.text);
+  }
+  return undefined;
+}
+
+/** Parses and compiles everything in memory (see BuildOptions.leaveOutFailing). */
+async function compileTree(sourceDir: string, outDir: string, leaveOutFailing: boolean): Promise<BuildOutput> {
+  const tree = await readSourceTree(sourceDir, outDir);
+  const { policies, failed } = leaveOutFailing ? await compileWhatCompiles(tree) : { policies: await compileAll(tree), failed: [] };
+
+  const names = new Map<string, string>();
+  for (const source of tree.modules) {
+    const name = policyNameOf(source.relative);
+    if (name && !names.has(name)) names.set(name, source.relative);
+  }
   for (const bundle of tree.bundles) {
     const name = path.basename(bundle, '.tar.gz');
     if (names.has(name)) throw new Error(`${bundle}: bundle '${name}' has the name of the policy in ${names.get(name)}`);
@@ -147,7 +274,7 @@ async function compileTree(sourceDir: string, outDir: string): Promise<BuildOutp
       throw new Error(`${tree.dataFile}: not valid JSON: ${(err as Error).message}`);
     }
   }
-  return { policies, bundles: tree.bundles, ...(data ? { data } : {}) };
+  return { policies, failed, bundles: tree.bundles, ...(data ? { data } : {}) };
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -195,7 +322,7 @@ async function swapIntoPlace(staged: string, outDir: string, scratch: string): P
  * CompileErrors when any source does not compile, leaving `outDir` as it was.
  */
 export async function buildPolicies(sourceDir: string, outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
-  const output = await compileTree(sourceDir, outDir);
+  const output = await compileTree(sourceDir, outDir, opts.leaveOutFailing ?? false);
   const manifest: Manifest = {
     version: MANIFEST_VERSION,
     policies: Object.fromEntries(output.policies.map((p) => [p.name, p.manifest])),
@@ -213,5 +340,5 @@ export async function buildPolicies(sourceDir: string, outDir: string, opts: Bui
   } finally {
     await rm(staged, { recursive: true, force: true });
   }
-  return { ...manifest, compiled: Object.fromEntries(output.policies.map((p) => [p.name, p.stats])) };
+  return { ...manifest, compiled: Object.fromEntries(output.policies.map((p) => [p.name, p.stats])), failed: output.failed };
 }

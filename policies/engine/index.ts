@@ -39,6 +39,11 @@ export interface EngineOptions {
   /** Linear memory cap per module in 64 KiB pages (default 1024, i.e. 64 MiB: see policy-instance.ts). */
   maxMemoryPages?: number;
   log?: EngineLog;
+  /**
+   * Open with the policies that compile, the others left out and reported by `loadFailures()`
+   * (a server starting up), instead of failing. Reloads stay all-or-nothing.
+   */
+  leaveOutFailing?: boolean;
 }
 
 export interface Evaluation {
@@ -67,6 +72,8 @@ function describeBuildFailure(err: unknown): string {
 export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   private registry: PolicyRegistry = new Map();
   private failures: ReadonlyMap<string, string> = new Map();
+  /** The source files the opening build left out (`leaveOutFailing`), until a reload builds them all. */
+  private buildFailures: ReadonlyMap<string, string> = new Map();
   private readonly dataOverrides = new Map<string, unknown>();
   private readonly log: EngineLog;
   private watcher: SourceWatcher | undefined;
@@ -82,11 +89,14 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
 
   /**
    * Builds `sourceDir` (when given) into `buildDir`, loads the build, and starts watching when
-   * asked. Throws CompileErrors when the sources do not compile.
+   * asked. Throws CompileErrors when the sources do not compile, unless `leaveOutFailing`.
    */
   static async open(options: EngineOptions): Promise<PolicyEngine> {
     const engine = new PolicyEngine(options);
-    if (options.sourceDir) await buildPolicies(options.sourceDir, options.buildDir);
+    if (options.sourceDir) {
+      const { failed } = await buildPolicies(options.sourceDir, options.buildDir, { leaveOutFailing: options.leaveOutFailing ?? false });
+      engine.buildFailures = new Map(failed.map((f) => [path.join(options.sourceDir!, f.file), f.errors.map((e) => e.format()).join('\n')]));
+    }
     engine.install(await engine.load());
     if (options.watch && options.sourceDir) engine.startWatching(options.sourceDir);
     return engine;
@@ -97,7 +107,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return [...this.registry.keys()].sort();
   }
 
-  /** The module or bundle files of the last load that were left out, with why. */
+  /** The source, module or bundle files left out of what is loaded, with why. */
   loadFailures(): ReadonlyMap<string, string> {
     return this.failures;
   }
@@ -172,8 +182,8 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   /** One assignment of the registry: evaluations see the old set or the new one, never a mixture. */
   private install(loaded: LoadResult): void {
     this.registry = loaded.registry;
-    this.failures = loaded.failures;
-    for (const [file, reason] of loaded.failures) this.log.error(`policy not loaded: ${file}: ${reason}`);
+    this.failures = new Map([...this.buildFailures, ...loaded.failures]);
+    for (const [file, reason] of this.failures) this.log.error(`policy not loaded: ${file}: ${reason}`);
   }
 
   private startWatching(sourceDir: string): void {
@@ -210,6 +220,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
       await buildPolicies(this.options.sourceDir!, this.options.buildDir);
       const next = await this.load();
       if (this.closed) return;
+      this.buildFailures = new Map();
       this.install(next);
       outcome = { ok: true, policies: this.names(), durationMs: performance.now() - started };
       this.log.info(`policies reloaded: ${outcome.policies.join(', ')}`);

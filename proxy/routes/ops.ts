@@ -2,7 +2,7 @@ import { GatehouseError } from '../../core/errors.ts';
 import { json } from '../http/reply.ts';
 import { openApiDocument } from '../openapi.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
-import { Health } from '../schemas.ts';
+import { Health, Readiness } from '../schemas.ts';
 
 /**
  * Operations endpoints: liveness, readiness, Prometheus metrics and the API description. They
@@ -22,7 +22,10 @@ const healthz: RouteDef = {
   handle: () => json(200, { status: 'ok' }),
 };
 
-/** GET /readyz — policies loaded and the store open; 503 otherwise. */
+/**
+ * GET /readyz — policies loaded and the store open; 503 otherwise. A policy file that did not
+ * compile or load is listed with why, and the answer is `degraded`: the others serve.
+ */
 const readyz: RouteDef = {
   method: 'GET',
   path: '/readyz',
@@ -31,7 +34,7 @@ const readyz: RouteDef = {
   scope: null,
   audited: false,
   responses: {
-    200: { description: 'Ready to serve decisions.', schema: Health },
+    200: { description: 'Ready to serve decisions with the policies listed.', schema: Readiness },
     503: problemResponse('Not ready; `detail` says why.'),
   },
   handle(ctx) {
@@ -39,8 +42,9 @@ const readyz: RouteDef = {
     const policies = evaluator.names();
     if (!store.isOpen) throw new GatehouseError('not_ready', 'the store is closed');
     if (draining()) throw new GatehouseError('not_ready', 'the server is shutting down');
-    if (policies.length === 0) throw new GatehouseError('not_ready', 'no policies are loaded');
-    return json(200, { status: 'ready', policies });
+    const notLoaded = [...(evaluator.loadFailures?.() ?? [])].map(([file, reason]) => ({ file, reason }));
+    if (policies.length === 0) throw new GatehouseError('not_ready', 'no policies are loaded', { notLoaded });
+    return json(200, { status: notLoaded.length > 0 ? 'degraded' : 'ready', policies, notLoaded });
   },
 };
 

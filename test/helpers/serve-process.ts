@@ -11,6 +11,8 @@ export interface ServeProcess {
   child: ChildProcess;
   url: string;
   lines: string[];
+  /** What it printed on stderr so far. */
+  stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -36,7 +38,7 @@ export function startServe(args: string[], env: Record<string, string> = {}, tim
       if (match) {
         clearTimeout(timer);
         // The remaining start-up lines follow at once; give them a moment to arrive.
-        setTimeout(() => resolve({ child, url: match[1]!, lines, exited }), 100);
+        setTimeout(() => resolve({ child, url: match[1]!, lines, stderr: () => stderr, exited }), 100);
       }
     });
     void exited.then(({ code }) => {
