@@ -1,7 +1,7 @@
 import t from 'tap';
 import { MemoryItemStore } from '../core/memory/item-store.ts';
 import { Store } from '../core/store.ts';
-import { MAX_JSON_DEPTH } from '../proxy/http/json-nesting.ts';
+import { MAX_JSON_DEPTH } from '../proxy/http/json-text.ts';
 import { ID_MAX_LENGTH } from '../proxy/id-schema.ts';
 import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
 import { activeReaders, settledReaders } from './helpers/lmdb-readers.ts';

@@ -1,4 +1,4 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-text.ts';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, scanJsonText } from './json-text.ts';
 
 /**
  * A JSON object that names a member twice: `{"amount": 900000, "amount": 5}`. `JSON.parse` keeps
@@ -7,9 +7,9 @@ import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OB
  * first (some parsers do) would see another request. RFC 8259 §4 leaves such text's meaning
  * undefined; a body holding it is refused instead (docs/security.md).
  *
- * The check costs one pass over the text and one over the parsed value: an object's members
- * are counted in the text (one `:` outside strings each) and in the parsed value, and only when
- * the counts differ is the text walked again to name the member.
+ * The check costs one pass over the parsed value: an object's members are counted in the text
+ * (by the pass that also measures its nesting, `scanJsonText`) and in the parsed value, and only
+ * when the counts differ is the text walked again to name the member.
  */
 export interface RepeatedMember {
   /** JSON Pointer to the member (RFC 6901), e.g. `/input/amount`. */
@@ -17,19 +17,12 @@ export interface RepeatedMember {
   name: string;
 }
 
-/** The first member named twice in one object of `text`, which `JSON.parse` read as `parsed`; or null. */
-export function repeatedMember(text: string, parsed: unknown): RepeatedMember | null {
-  return membersIn(text) === membersOf(parsed) ? null : findRepeated(text);
-}
-
-function membersIn(text: string): number {
-  let members = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) i = stringEnd(text, i);
-    else if (c === COLON) members++;
-  }
-  return members;
+/**
+ * The first member named twice in one object of `text`, which `JSON.parse` read as `parsed`; or
+ * null. `membersInText` is what `scanJsonText` counted in `text`.
+ */
+export function repeatedMember(text: string, parsed: unknown, membersInText = scanJsonText(text, Infinity).members): RepeatedMember | null {
+  return membersInText === membersOf(parsed) ? null : findRepeated(text);
 }
 
 function membersOf(value: unknown): number {

@@ -2,7 +2,7 @@ import { firstRepeatedSource, type ContextEntry } from '../../core/decision.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
 import { repeatedMember } from '../http/json-members.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-nesting.ts';
+import { MAX_JSON_DEPTH, scanJsonText } from '../http/json-text.ts';
 import { decodePathParams } from './path-params.ts';
 import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
 import { validate, validateQuery } from '../validation.ts';
@@ -40,7 +40,8 @@ export function parseBody(ctx: RequestContext): void {
     throw new GatehouseError('unsupported_media_type', `send the body as application/json (got ${type || 'no content type'})`);
   }
   const text = raw.toString('utf8');
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+  const scanned = scanJsonText(text, MAX_JSON_DEPTH);
+  if (scanned.tooDeep) {
     throw new GatehouseError('invalid_request', `the body nests deeper than ${MAX_JSON_DEPTH} levels`, {
       errors: [{ path: 'body', message: `Expected at most ${MAX_JSON_DEPTH} levels of nested arrays and objects` }],
     });
@@ -51,7 +52,7 @@ export function parseBody(ctx: RequestContext): void {
   } catch (error) {
     throw new GatehouseError('invalid_request', `the body is not valid JSON: ${(error as Error).message}`);
   }
-  const repeated = repeatedMember(text, parsed);
+  const repeated = repeatedMember(text, parsed, scanned.members);
   if (repeated) {
     const at = `body${repeated.pointer}`.slice(0, 256);
     throw new GatehouseError('invalid_request', `the body names a member twice in one object (${at}): JSON readers disagree on which one counts`, {
