@@ -48,9 +48,13 @@ const PAY_SCHEMA = {
   additionalProperties: false,
 };
 
+// The long run sends 300 calls as fast as the server answers: the sandbox rate limit (tested in
+// test/rate-limit.test.ts) is lifted so the test does not depend on the machine's speed.
+const UNLIMITED = { sandbox: { ratePerSecond: 1e6, burst: 1e6 } };
+
 async function setup(t: Test) {
   const upstream = await toolUpstream(t);
-  const { url, admin } = await startTestServer(t, { policies: engine, toolAllow: ['127.0.0.1'] });
+  const { url, admin } = await startTestServer(t, { policies: engine, toolAllow: ['127.0.0.1'], rateLimits: UNLIMITED });
   const operator = await issueKey(url, admin, { env: 'sandbox', scopes: ['admin'], name: 'operator' });
   const runner = await issueKey(url, admin, { env: 'sandbox', scopes: ['agents:run', 'stream:subscribe'], name: 'runner' });
   const other = await issueKey(url, admin, { env: 'sandbox', scopes: ['agents:run'], name: 'other runner' });
