@@ -96,10 +96,11 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const max = (target: string) => maxRun(target).throughput;
   const floorBusy = maxRun('governed-floor').machineBusy;
   const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1)) * 1000) / 1000;
-  const cpuRatios: Record<string, number> = {};
+  const floorRatios: Record<string, number> = {};
   for (const s of series.filter((s) => s.target === 'gatehouse')) {
     const floor = series.find((f) => f.target === 'governed-floor' && f.mode === s.mode && f.rate === s.rate);
-    if (s.cpuUsPerRequest && floor?.cpuUsPerRequest) cpuRatios[`cpuPerRequestRatioFloor.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
+    if (s.cpuUsPerRequest && floor?.cpuUsPerRequest) floorRatios[`cpuPerRequestRatioFloor.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
+    if (s.mode === 'rate' && floor) floorRatios[`p99RatioFloor.${runName(s)}`] = ratio(s.latencyMs.p99, floor.latencyMs.p99);
   }
   return {
     scenario: 'decisions',
@@ -114,14 +115,14 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       // idle share is put to work too: the most a multi-threaded Gatehouse could gain.
       ...(floorBusy ? { floorMachineBusy: floorBusy, floorAllCoresBoundRatio: ratio(max('governed-floor') / floorBusy, max('raw-uws')) } : {}),
       maxThroughputRatioCerbos: ratio(max('gatehouse'), max('cerbos')),
-      ...cpuRatios,
+      ...floorRatios,
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
       `maxThroughputRatio is Gatehouse's maximum over the raw uWebSockets.js handler's; the raw handler's maximum is itself bounded by the load generator (see the run's generator ceiling).`,
       'governed-floor: a raw uWebSockets.js handler doing only the governed work with its own minimal code, none of Gatehouse\'s classes (key looked up by SHA-256 in a Map, the body checked against the same TypeBox schema, decision-gate-v1 on the same input through opa-wasm, the decision and a hash-chained audit entry in one LMDB transaction per event-loop turn, the stored bytes as the reply), without rate limits, idempotency, signatures, metrics, events or memory. floorThroughputRatio is its maximum over the raw handler\'s: the most any Gatehouse doing this work could reach on this machine in one thread; maxThroughputRatioFloor is Gatehouse\'s over the floor\'s. floorMachineBusy is the share of the machine\'s CPU (both cores, generator included) busy during the floor\'s maximum run, and floorAllCoresBoundRatio the floor\'s ratio had it put the idle share to work as well at the same CPU per request: a bound for a multi-threaded Gatehouse.',
       'cerbos: Cerbos PDP in a child process (GOMAXPROCS=1, pinned to no core, like the rest), POST /api/check/resources asking decision-gate-v1\'s create question restated as a Cerbos resource policy (CEL on request.resource.attr: the same decision as attributes), its decision log on in the local BadgerDB backend; it authenticates no one and stores no decision. maxThroughputRatioCerbos is Gatehouse\'s maximum over Cerbos\'s.',
-      'cpuUsPerRequest (per series) is the server process\'s CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness\'s process, one at a time with the others stopped, so its CPU over a target\'s phase is that target\'s; Cerbos\'s is its own process\'s. cpuPerRequestRatioFloor.<run> is Gatehouse\'s over the floor\'s in the same run.',
+      'cpuUsPerRequest (per series) is the server process\'s CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness\'s process, one at a time with the others stopped, so its CPU over a target\'s phase is that target\'s; Cerbos\'s is its own process\'s. cpuPerRequestRatioFloor.<run> is Gatehouse\'s over the floor\'s in the same run, p99RatioFloor.<run> the same for p99 latency at a fixed rate.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
     ],
     profiles,
