@@ -1,4 +1,4 @@
-// array.concat and array.slice.
+// array.concat, array.slice and array.reverse.
 
 import {
   Value, UNDEFINED, TYPE_NUMBER, NUMBER_INT,
@@ -32,5 +32,13 @@ export function bi_array_slice(array: Value, start: Value, stop: Value): Value {
   else if (from > to) from = to;
   const result = newArray(<i32>(to - from));
   for (let i = <i32>from; i < <i32>to; i++) arrayAppend(result, arrayGet(array, i));
+  return result;
+}
+
+export function bi_array_reverse(array: Value): Value {
+  if (!isArray(array)) return UNDEFINED;
+  const n = arrayLength(array);
+  const result = newArray(n);
+  for (let i = n - 1; i >= 0; i--) arrayAppend(result, arrayGet(array, i));
   return result;
 }

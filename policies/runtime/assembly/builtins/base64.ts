@@ -1,6 +1,6 @@
-// Standard base64 (RFC 4648 alphabet, with padding), as Go's base64.StdEncoding encodes and
-// decodes it: decoding skips CR and LF anywhere, requires correct padding, and refuses anything
-// after it.
+// Base64 as Go's base64.StdEncoding and base64.URLEncoding encode and decode it (RFC 4648, the
+// standard or the URL-safe alphabet): decoding skips CR and LF anywhere, requires correct
+// padding, and refuses anything after it.
 
 import { TextBuffer } from "./text-buffer";
 
@@ -11,45 +11,55 @@ const ALPHABET = memory.data<u8>([
   0x77, 0x78, 0x79, 0x7a, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x2b, 0x2f,
 ]);
 
+/** The URL-safe alphabet differs only in its last two symbols: `-` and `_` for `+` and `/`. */
+const URL_SYMBOL_62: u8 = 0x2d;
+const URL_SYMBOL_63: u8 = 0x5f;
+
 // @ts-ignore: decorator
 @inline
-function symbol(sextet: u32): u8 {
-  return load<u8>(ALPHABET + <usize>(sextet & 0x3f));
+function symbol(sextet: u32, url: bool): u8 {
+  const s = sextet & 0x3f;
+  if (url && s >= 62) return s == 62 ? URL_SYMBOL_62 : URL_SYMBOL_63;
+  return load<u8>(ALPHABET + <usize>s);
 }
 
-/** Appends the base64 encoding of `len` bytes at `p`. */
-export function encodeBase64(out: TextBuffer, p: usize, len: i32): void {
+/**
+ * Appends the base64 encoding of `len` bytes at `p`, in the URL-safe alphabet if `url`, padded
+ * with `=` to a multiple of four characters if `pad`.
+ */
+export function encodeBase64(out: TextBuffer, p: usize, len: i32, url: bool = false, pad: bool = true): void {
   const at = out.reserve(((len + 2) / 3) * 4);
   let o = at;
   let i = 0;
   for (; i + 3 <= len; i += 3) {
     const v = (<u32>load<u8>(p + <usize>i) << 16) | (<u32>load<u8>(p + <usize>i, 1) << 8) | <u32>load<u8>(p + <usize>i, 2);
-    store<u8>(o, symbol(v >> 18));
-    store<u8>(o, symbol(v >> 12), 1);
-    store<u8>(o, symbol(v >> 6), 2);
-    store<u8>(o, symbol(v), 3);
+    store<u8>(o, symbol(v >> 18, url));
+    store<u8>(o, symbol(v >> 12, url), 1);
+    store<u8>(o, symbol(v >> 6, url), 2);
+    store<u8>(o, symbol(v, url), 3);
     o += 4;
   }
   const rest = len - i;
   if (rest > 0) {
     let v = <u32>load<u8>(p + <usize>i) << 16;
     if (rest == 2) v |= <u32>load<u8>(p + <usize>i, 1) << 8;
-    store<u8>(o, symbol(v >> 18));
-    store<u8>(o, symbol(v >> 12), 1);
-    store<u8>(o, rest == 2 ? symbol(v >> 6) : 0x3d, 2);
-    store<u8>(o, 0x3d, 3);
-    o += 4;
+    store<u8>(o, symbol(v >> 18, url));
+    store<u8>(o, symbol(v >> 12, url), 1);
+    o += 2;
+    if (rest == 2) store<u8>(o++, symbol(v >> 6, url));
+    else if (pad) store<u8>(o++, 0x3d);
+    if (pad) store<u8>(o++, 0x3d);
   }
   out.len += <i32>(o - at);
 }
 
-/** The 6-bit value of a base64 symbol, or -1. */
-function sextetOf(c: i32): i32 {
+/** The 6-bit value of a base64 symbol of the standard or the URL-safe alphabet, or -1. */
+function sextetOf(c: i32, url: bool): i32 {
   if (c >= 0x41 && c <= 0x5a) return c - 0x41;
   if (c >= 0x61 && c <= 0x7a) return c - 0x61 + 26;
   if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
-  if (c == 0x2b) return 62;
-  if (c == 0x2f) return 63;
+  if (c == (url ? <i32>URL_SYMBOL_62 : 0x2b)) return 62;
+  if (c == (url ? <i32>URL_SYMBOL_63 : 0x2f)) return 63;
   return -1;
 }
 
@@ -59,8 +69,11 @@ function isNewline(c: i32): bool {
   return c == 0x0a || c == 0x0d;
 }
 
-/** Appends the bytes `len` base64 characters at `p` decode to; false if they are not valid. */
-export function decodeBase64(out: TextBuffer, p: usize, len: i32): bool {
+/**
+ * Appends the bytes `len` base64 characters at `p` (of the URL-safe alphabet if `url`) decode to;
+ * false if they are not valid.
+ */
+export function decodeBase64(out: TextBuffer, p: usize, len: i32, url: bool = false): bool {
   let si = 0;
   while (true) {
     // Gather one quantum of up to four symbols.
@@ -73,7 +86,7 @@ export function decodeBase64(out: TextBuffer, p: usize, len: i32): bool {
       }
       const c = <i32>load<u8>(p + <usize>si);
       si++;
-      const sextet = sextetOf(c);
+      const sextet = sextetOf(c, url);
       if (sextet >= 0) {
         value = (value << 6) | <u32>sextet;
         count++;

@@ -1,9 +1,10 @@
-// json.marshal, json.unmarshal, base64.encode, base64.decode.
+// json.marshal, json.unmarshal, json.is_valid, base64.encode, base64.decode, base64url.encode,
+// base64url.encode_no_pad, base64url.decode.
 
-import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON } from "../value";
+import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON, booleanValue } from "../value";
 import { decodeBase64, encodeBase64 } from "./base64";
 import { appendGoJSON } from "./go-json";
-import { output } from "./text-buffer";
+import { output, scratch } from "./text-buffer";
 
 export function bi_json_marshal(v: Value): Value {
   if (!v) return UNDEFINED;
@@ -19,6 +20,11 @@ export function bi_json_unmarshal(text: Value): Value {
   return parseJSON(stringData(text), stringLength(text));
 }
 
+/** Whether the operand is a string holding exactly one valid JSON value; false for any other operand. */
+export function bi_json_is_valid(text: Value): Value {
+  return booleanValue(isString(text) && parseJSON(stringData(text), stringLength(text)) != UNDEFINED);
+}
+
 export function bi_base64_encode(s: Value): Value {
   if (!isString(s)) return UNDEFINED;
   output.begin();
@@ -31,5 +37,38 @@ export function bi_base64_decode(s: Value): Value {
   if (!isString(s)) return UNDEFINED;
   output.begin();
   if (!decodeBase64(output, stringData(s), stringLength(s))) return UNDEFINED;
+  return output.toStringCopy();
+}
+
+export function bi_base64url_encode(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  output.begin();
+  encodeBase64(output, stringData(s), stringLength(s), true);
+  return output.toStringCopy();
+}
+
+export function bi_base64url_encode_no_pad(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  output.begin();
+  encodeBase64(output, stringData(s), stringLength(s), true, false);
+  return output.toStringCopy();
+}
+
+/**
+ * As OPA decodes it: text not ending in `=` is padded first when its length leaves two or three
+ * characters over (RFC 7515, appendix C), so padded and unpadded text both decode.
+ */
+export function bi_base64url_decode(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  const rest = len % 4;
+  const padded = len > 0 && load<u8>(data + <usize>(len - 1)) == 0x3d;
+  if (!padded && rest == 1) return UNDEFINED;
+  scratch.begin();
+  scratch.bytes(data, len);
+  if (!padded && rest != 0) scratch.repeat(0x3d, 4 - rest);
+  output.begin();
+  if (!decodeBase64(output, scratch.data, scratch.len, true)) return UNDEFINED;
   return output.toStringCopy();
 }

@@ -14,3 +14,5 @@ export * from "./arrays";
 export * from "./sets";
 export * from "./types";
 export * from "./encoding";
+export * from "./bits";
+export * from "./graph";

@@ -1,10 +1,10 @@
-// object.get, object.keys, object.union, object.remove.
+// object.get, object.keys, object.union, object.remove, object.filter, object.subset.
 
 import {
   Value, UNDEFINED, TYPE_ARRAY, TYPE_OBJECT, TYPE_SET, TYPE_NUMBER, NUMBER_INT,
-  typeOf, isObject, isArray, numberKind, numberIntOf, compareValues,
+  typeOf, isObject, isArray, isSet, numberKind, numberIntOf, compareValues, valuesEqual, booleanValue,
   arrayLength, arrayGet, newObject, objectLength, objectKeyAt, objectValueAt, objectGet, objectInsert,
-  newSet, setAdd, setContains,
+  newSet, setLength, setAt, setAdd, setContains,
 } from "../value";
 
 /** One step of a path: an object's value, an array's element, or a set's member itself. */
@@ -83,15 +83,18 @@ export function bi_object_union(a: Value, b: Value): Value {
   return merge(a, b);
 }
 
-/** The object without the given keys, which come as an array, a set, or an object's keys. */
-export function bi_object_remove(object: Value, keys: Value): Value {
+/**
+ * The members of the object whose keys are (`keep`) or are not among the given keys, which come
+ * as an array, a set, or an object's keys.
+ */
+function selectKeys(object: Value, keys: Value, keep: bool): Value {
   if (!isObject(object)) return UNDEFINED;
   const keysTag = typeOf(keys);
-  let removed = keys;
+  let listed = keys;
   if (keysTag == TYPE_ARRAY) {
     const k = arrayLength(keys);
-    removed = newSet(k);
-    for (let i = 0; i < k; i++) setAdd(removed, arrayGet(keys, i));
+    listed = newSet(k);
+    for (let i = 0; i < k; i++) setAdd(listed, arrayGet(keys, i));
   } else if (keysTag != TYPE_SET && keysTag != TYPE_OBJECT) {
     return UNDEFINED;
   }
@@ -99,8 +102,75 @@ export function bi_object_remove(object: Value, keys: Value): Value {
   const result = newObject(n);
   for (let i = 0; i < n; i++) {
     const key = objectKeyAt(object, i);
-    const gone = keysTag == TYPE_OBJECT ? objectGet(removed, key) != UNDEFINED : setContains(removed, key);
-    if (!gone) objectInsert(result, key, objectValueAt(object, i));
+    const found = keysTag == TYPE_OBJECT ? objectGet(listed, key) != UNDEFINED : setContains(listed, key);
+    if (found == keep) objectInsert(result, key, objectValueAt(object, i));
   }
   return result;
+}
+
+export function bi_object_remove(object: Value, keys: Value): Value {
+  return selectKeys(object, keys, false);
+}
+
+export function bi_object_filter(object: Value, keys: Value): Value {
+  return selectKeys(object, keys, true);
+}
+
+/** Every member of `sub` is in `super`, or, for a pair of objects, sets or arrays, a subset of its value. */
+function objectSubset(sup: Value, sub: Value): bool {
+  const n = objectLength(sub);
+  for (let i = 0; i < n; i++) {
+    const supValue = objectGet(sup, objectKeyAt(sub, i));
+    if (!supValue) return false;
+    const subValue = objectValueAt(sub, i);
+    if (valuesEqual(supValue, subValue)) continue;
+    const tag = typeOf(subValue);
+    if (typeOf(supValue) != tag) return false;
+    if (tag == TYPE_OBJECT) {
+      if (!objectSubset(supValue, subValue)) return false;
+    } else if (tag == TYPE_SET) {
+      if (!setSubset(supValue, subValue)) return false;
+    } else if (tag != TYPE_ARRAY || !arraySubset(supValue, subValue)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function setSubset(sup: Value, sub: Value): bool {
+  for (let i = 0; i < setLength(sub); i++) if (!setContains(sup, setAt(sub, i))) return false;
+  return true;
+}
+
+/** `sub` appears in `sup` as a run of consecutive elements. */
+function arraySubset(sup: Value, sub: Value): bool {
+  const n = arrayLength(sup);
+  const m = arrayLength(sub);
+  for (let start = 0; start + m <= n; start++) {
+    let j = 0;
+    while (j < m && valuesEqual(arrayGet(sup, start + j), arrayGet(sub, j))) j++;
+    if (j == m) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the set's members all occur in the array. As OPA counts them, an array element found in
+ * the set counts once per occurrence, and an empty array holds no set, not even the empty one.
+ */
+function arraySetSubset(sup: Value, sub: Value): bool {
+  let unmatched = setLength(sub);
+  for (let i = 0; i < arrayLength(sup); i++) {
+    if (setContains(sub, arrayGet(sup, i))) unmatched--;
+    if (unmatched == 0) return true;
+  }
+  return false;
+}
+
+export function bi_object_subset(sup: Value, sub: Value): Value {
+  if (isObject(sup) && isObject(sub)) return booleanValue(objectSubset(sup, sub));
+  if (isSet(sup) && isSet(sub)) return booleanValue(setSubset(sup, sub));
+  if (isArray(sup) && isArray(sub)) return booleanValue(arraySubset(sup, sub));
+  if (isArray(sup) && isSet(sub)) return booleanValue(arraySetSubset(sup, sub));
+  return UNDEFINED;
 }

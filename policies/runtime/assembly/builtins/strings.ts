@@ -1,4 +1,5 @@
-// String builtins: concat, split, replace, startswith, endswith, contains, indexof, substring.
+// String builtins: concat, split, replace, startswith, endswith, contains, indexof, substring,
+// strings.reverse, strings.count, strings.any_prefix_match, strings.any_suffix_match.
 // Positions that Rego exposes (indexof, substring) count code points, as OPA does; results that
 // are pieces of an operand share its bytes instead of copying them.
 
@@ -10,7 +11,7 @@ import {
 } from "../value";
 import { emptyString, hasPrefix, hasSuffix, indexOfBytes, substringOf } from "./string-search";
 import { output } from "./text-buffer";
-import { byteOffsetOfRune, decodeRune, runeCount, runeSize } from "./utf8";
+import { byteOffsetOfRune, decodeLastRune, decodeRune, runeCount, runeSize } from "./utf8";
 
 /** An integer operand as OPA's IntOperand takes it: written (or computed) as an integer. */
 // @ts-ignore: decorator
@@ -161,4 +162,75 @@ export function bi_substring(s: Value, start: Value, length: Value): Value {
   if (from == len) return emptyString();
   const to = count < 0 ? len : from + byteOffsetOfRune(data + <usize>from, len - from, <i32>min(count, <i64>len));
   return substringOf(s, data, len, from, to);
+}
+
+/** The code points in reverse order; an invalid byte becomes U+FFFD, as Go's `[]rune(s)` makes it. */
+export function bi_strings_reverse(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  const data = stringData(s);
+  output.begin();
+  for (let end = data + <usize>stringLength(s); end > data; end -= <usize>runeSize) {
+    output.rune(decodeLastRune(data, end));
+  }
+  return output.toStringCopy();
+}
+
+/** Non-overlapping occurrences (Go's strings.Count): an empty substring counts code points + 1. */
+export function bi_strings_count(s: Value, substring: Value): Value {
+  if (!isString(s) || !isString(substring)) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  const partLength = stringLength(substring);
+  if (partLength == 0) return intValue(runeCount(data, len) + 1);
+  const part = stringData(substring);
+  let count = 0;
+  for (let i = indexOfBytes(data, len, part, partLength, 0); i >= 0; count++) {
+    i = indexOfBytes(data, len, part, partLength, i + partLength);
+  }
+  return intValue(count);
+}
+
+/** Whether an operand is a string, or an array or set of strings. */
+function isStrings(v: Value): bool {
+  if (isString(v)) return true;
+  const tag = typeOf(v);
+  if (tag != TYPE_ARRAY && tag != TYPE_SET) return false;
+  const items = collectionItems(v);
+  for (let i = 0; i < collectionLength(v); i++) {
+    if (!isString(load<Value>(items + (<usize>i << 2)))) return false;
+  }
+  return true;
+}
+
+/** The strings of an operand `isStrings` accepted: the string itself or the collection's items. */
+function stringCount(v: Value): i32 {
+  return isString(v) ? 1 : collectionLength(v);
+}
+
+function stringAt(v: Value, i: i32): Value {
+  return isString(v) ? v : load<Value>(collectionItems(v) + (<usize>i << 2));
+}
+
+/** Whether any string of `search` starts (or ends) with any string of `base`. */
+function anyAffixMatch(search: Value, base: Value, suffix: bool): Value {
+  if (!isStrings(search) || !isStrings(base)) return UNDEFINED;
+  for (let i = 0; i < stringCount(search); i++) {
+    const s = stringAt(search, i);
+    for (let j = 0; j < stringCount(base); j++) {
+      const b = stringAt(base, j);
+      const found = suffix
+        ? hasSuffix(stringData(s), stringLength(s), stringData(b), stringLength(b))
+        : hasPrefix(stringData(s), stringLength(s), stringData(b), stringLength(b));
+      if (found) return booleanValue(true);
+    }
+  }
+  return booleanValue(false);
+}
+
+export function bi_strings_any_prefix_match(search: Value, base: Value): Value {
+  return anyAffixMatch(search, base, false);
+}
+
+export function bi_strings_any_suffix_match(search: Value, base: Value): Value {
+  return anyAffixMatch(search, base, true);
 }
