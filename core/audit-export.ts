@@ -1,6 +1,7 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { AuditCheckpoints } from './audit-checkpoints.ts';
-import { ChainWalk, tailRecord, type AuditLog, type ChainTail } from './audit-log.ts';
+import type { Transaction } from 'lmdb';
+import { ChainWalk, tailRecord, type AuditEntry, type AuditLog, type ChainTail } from './audit-log.ts';
 import type { AuditVerifyingKey } from './audit-signing-key.ts';
 import { CheckpointCheck, type AuditVerification } from './audit-verification.ts';
 
@@ -50,12 +51,17 @@ export function* exportLines(audit: AuditLog, checkpoints: AuditCheckpoints, pub
       if (record.error !== undefined) throw new AuditExportError(`the checkpoint stored under ${String(record.key)} cannot be decoded (${record.error})`);
       yield { kind: 'checkpoint', line: JSON.stringify({ type: 'checkpoint', ...record.value }) };
     }
-    for (const record of audit.stored(snapshot)) {
-      if (record.error !== undefined) throw new AuditExportError(`the entry stored under ${String(record.key)} cannot be decoded (${record.error})`);
-      yield { kind: 'entry', line: JSON.stringify(record.value) };
-    }
+    for (const entry of decodedEntries(audit, snapshot)) yield { kind: 'entry', line: JSON.stringify(entry) };
   } finally {
     snapshot.done();
+  }
+}
+
+/** The entries of a snapshot, oldest first; one that cannot be decoded ends them with an AuditExportError. */
+export function* decodedEntries(audit: AuditLog, snapshot: Transaction): Generator<AuditEntry, void, undefined> {
+  for (const record of audit.stored(snapshot)) {
+    if (record.error !== undefined) throw new AuditExportError(`the entry stored under ${String(record.key)} cannot be decoded (${record.error})`);
+    yield record.value;
   }
 }
 

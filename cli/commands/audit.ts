@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -8,6 +9,7 @@ import { AuditExportError, exportLines, verifyExport } from '../../core/audit-ex
 import { AuditLog } from '../../core/audit-log.ts';
 import { AuditKeyError, auditKeyPath, auditVerifyingKey, readAuditSigningKey, type AuditVerifyingKey } from '../../core/audit-signing-key.ts';
 import { verifyAuditLog, type AuditVerification } from '../../core/audit-verification.ts';
+import { opaDecisionLines } from '../../core/opa-decision-log.ts';
 import { Store } from '../../core/store.ts';
 
 /**
@@ -20,17 +22,24 @@ import { Store } from '../../core/store.ts';
  *       the same over an export, with the public key alone
  *   gatehouse audit export [--out F] [--data-dir D] [--audit-key F]
  *       header (with the public key), checkpoints and entries as NDJSON (core/audit-export.ts)
+ *   gatehouse audit export --format opa [--out F] [--data-dir D]
+ *       the policy evaluations as OPA decision-log events, one a line (core/opa-decision-log.ts)
  */
 export const summary = 'verify the audit log (hash chain, tail, signed checkpoints) or export it as NDJSON';
 
 const USAGE = `usage: gatehouse audit verify [--data-dir D] [--audit-key FILE | --public-key JWK ...] [--require-signed]
        gatehouse audit verify --export FILE --public-key JWK [--require-signed]
-       gatehouse audit export [--out FILE] [--data-dir D] [--audit-key FILE]
+       gatehouse audit export [--format gatehouse|opa] [--out FILE] [--data-dir D] [--audit-key FILE]
 
   --audit-key FILE   GATEHOUSE_AUDIT_KEY   the checkpoint signing key (default: D/audit-signing-key.pem)
   --public-key JWK   a JWK file (or the JWK itself) to check signatures with, instead of the key file
+  --format opa       policy evaluations as OPA decision-log events (NDJSON), for tools that read
+                     OPA's decision logs; not verifiable (default: gatehouse, the verifiable export)
   --require-signed   also fail when entries after the last checkpoint are not signed (a stopped
                      server has signed its last entry)`;
+
+/** OPA's decision logs label each event with the agent that decided; these name Gatehouse. */
+const OPA_LABELS = { app: 'gatehouse', version: (createRequire(import.meta.url)('../../package.json') as { version: string }).version };
 
 /** Input the command cannot use: a usage problem, not a finding about the log. */
 class InputError extends Error {}
@@ -42,6 +51,7 @@ export async function run(args: string[]): Promise<number> {
     options: {
       'data-dir': { type: 'string' },
       out: { type: 'string' },
+      format: { type: 'string' },
       export: { type: 'string' },
       'audit-key': { type: 'string' },
       'public-key': { type: 'string', multiple: true },
@@ -53,6 +63,11 @@ export async function run(args: string[]): Promise<number> {
   if (values.help || (verb !== 'verify' && verb !== 'export')) {
     console.log(USAGE);
     return values.help ? 0 : 2;
+  }
+  const format = values.format ?? 'gatehouse';
+  if (format !== 'gatehouse' && format !== 'opa') {
+    console.error(`gatehouse audit: --format ${format}: use gatehouse or opa`);
+    return 2;
   }
   const dataDir = values['data-dir'] ?? process.env.GATEHOUSE_DATA_DIR ?? '.gatehouse';
   const keyPath = auditKeyPath(dataDir, values['audit-key'] ?? process.env.GATEHOUSE_AUDIT_KEY);
@@ -72,7 +87,8 @@ export async function run(args: string[]): Promise<number> {
     try {
       const audit = new AuditLog(store);
       const checkpoints = new AuditCheckpoints(store, audit);
-      if (verb === 'export') return await exportLog(exportLines(audit, checkpoints, signingKey?.jwk ?? null), values.out, signingKey ? null : keyPath);
+      if (verb === 'export' && format === 'opa') return await exportLog(opaDecisionLines(audit, OPA_LABELS), values.out, null, ['decision']);
+      if (verb === 'export') return await exportLog(exportLines(audit, checkpoints, signingKey?.jwk ?? null), values.out, signingKey ? null : keyPath, ['entry', 'checkpoint']);
       const given = await publicKeys(values['public-key'] ?? []);
       const keys = given.length ? given : signingKey ? [signingKey] : [];
       const beside = !given.length && signingKey && !relative(resolve(dataDir), resolve(keyPath)).startsWith('..') ? keyPath : null;
@@ -103,10 +119,14 @@ async function publicKeys(given: string[]): Promise<AuditVerifyingKey[]> {
   );
 }
 
-async function exportLog(lines: Iterable<{ kind: string; line: string }>, file: string | undefined, missingKey: string | null): Promise<number> {
+/** How the summary names each kind of line. */
+const PLURALS: Record<string, string> = { entry: 'entries', checkpoint: 'checkpoints', decision: 'decisions' };
+
+/** Writes the lines; with `file`, says how many of each of `kinds` it wrote. */
+async function exportLog(lines: Iterable<{ kind: string; line: string }>, file: string | undefined, missingKey: string | null, kinds: string[]): Promise<number> {
   if (missingKey) console.error(`gatehouse audit: no signing key at ${missingKey}: the export carries no public key`);
   const out = file ? createWriteStream(file) : process.stdout;
-  const counts: Record<string, number> = { checkpoint: 0, entry: 0 };
+  const counts: Record<string, number> = {};
   for (const { kind, line } of lines) {
     if (!out.write(`${line}\n`)) await once(out, 'drain');
     counts[kind] = (counts[kind] ?? 0) + 1;
@@ -114,7 +134,7 @@ async function exportLog(lines: Iterable<{ kind: string; line: string }>, file: 
   if (file) {
     out.end();
     await once(out, 'finish');
-    console.error(`exported ${counts.entry} entries and ${counts.checkpoint} checkpoints to ${file}`);
+    console.error(`exported ${kinds.map((kind) => `${counts[kind] ?? 0} ${PLURALS[kind]}`).join(' and ')} to ${file}`);
   }
   return 0;
 }
