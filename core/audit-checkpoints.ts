@@ -61,6 +61,12 @@ export class AuditCheckpoints {
     return typeof last === 'number' ? last : 0;
   }
 
+  /** The last checkpoint, undefined when there is none. */
+  last(): AuditCheckpoint | undefined {
+    for (const { value } of this.db.getRange({ reverse: true, limit: 1 })) return value;
+    return undefined;
+  }
+
   /**
    * Signs the chain's tail in a transaction of its own, unless a checkpoint covers it already.
    * Resolves with the entry number the last checkpoint now covers.

@@ -32,6 +32,8 @@ export interface PolicyEvaluator {
    * so the policy evaluates exactly what the audit entry describes, serialised once.
    */
   evaluateJson(name: string, inputJson: string): PolicyEvaluation;
+  /** Tells `listener` whether each reload (of an engine that reloads) succeeded. */
+  onReload?(listener: (outcome: { ok: boolean }) => void): void;
 }
 
 export interface Verdict {

@@ -1,4 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AuditCheckpoints } from '../core/audit-checkpoints.ts';
+import type { AuditLog } from '../core/audit-log.ts';
+import type { DecisionWorkflow } from '../core/decision-workflow.ts';
+import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
+import type { Store } from '../core/store.ts';
+import type { Webhooks } from '../core/webhooks/webhooks.ts';
 
 /**
  * Prometheus metrics for one server. Each server has its own registry so several can run in one
@@ -73,7 +79,114 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttempts = new Counter({
+    name: 'gatehouse_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by result (ok: a 2xx answer; error: any other answer or none).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'gatehouse_webhook_deliveries_total',
+    help: 'Webhook deliveries finished, by status (delivered, or failed once its retries ran out).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly policyReloads = new Counter({
+    name: 'gatehouse_policy_reloads_total',
+    help: 'Policy hot reloads, by result (ok, or error: the previous policies stay loaded).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Decisions stored, by the status and gate they were stored with: each transition counts once.
+   * Counted in a plain map on the write path and copied into the counter when scraped, so a
+   * decision costs one map update rather than prom-client's label hashing.
+   */
+  private readonly decisionCounts = new Map<string, { status: string; gate: string; count: number; reported: number }>();
+
+  readonly decisions = new Counter({
+    name: 'gatehouse_decisions_total',
+    help: 'Decisions stored, by the status and gate they were stored with (every transition counts once).',
+    labelNames: ['status', 'gate'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const counted of this.decisionCounts.values()) {
+        this.decisions.inc({ status: counted.status, gate: counted.gate }, counted.count - counted.reported);
+        counted.reported = counted.count;
+      }
+    },
+  });
+
+  /** The audit log the chain gauges read when scraped, so appends pay nothing for them (`instrument`). */
+  private chain: { audit: AuditLog; checkpoints: AuditCheckpoints } | null = null;
+
+  readonly auditHeight = new Gauge({
+    name: 'gatehouse_audit_chain_height',
+    help: 'Entries in the audit hash chain: the number of the last one.',
+    registers: [this.registry],
+    collect: () => {
+      if (this.chain) this.auditHeight.set(this.chain.audit.tail().seq);
+    },
+  });
+
+  readonly auditCheckpointSeq = new Gauge({
+    name: 'gatehouse_audit_last_checkpoint_seq',
+    help: 'The audit entry the last signed checkpoint covers (0: none yet); the height minus this is what is chained but not signed.',
+    registers: [this.registry],
+    collect: () => {
+      if (this.chain) this.auditCheckpointSeq.set(this.chain.checkpoints.last()?.seq ?? 0);
+    },
+  });
+
+  readonly auditCheckpointTime = new Gauge({
+    name: 'gatehouse_audit_last_checkpoint_timestamp_seconds',
+    help: 'When the last audit checkpoint was signed, in Unix seconds (0: none yet).',
+    registers: [this.registry],
+    collect: () => {
+      const last = this.chain?.checkpoints.last();
+      if (this.chain) this.auditCheckpointTime.set(last ? Date.parse(last.at) / 1000 : 0);
+    },
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }
+
+  readAuditChain(store: Store, audit: AuditLog): void {
+    this.chain = { audit, checkpoints: new AuditCheckpoints(store, audit) };
+  }
+
+  countDecision(status: string, gate: string): void {
+    const key = `${status} ${gate}`;
+    const counted = this.decisionCounts.get(key);
+    if (counted) counted.count++;
+    else this.decisionCounts.set(key, { status, gate, count: 1, reported: 0 });
+  }
+}
+
+/** What `instrument` listens to and reads. */
+export interface Instrumented {
+  store: Store;
+  evaluator: PolicyEvaluator;
+  workflow: DecisionWorkflow;
+  webhooks: Webhooks;
+  audit: AuditLog;
+}
+
+/**
+ * Connects the metrics to the services they describe. Decisions are counted once their write is
+ * committed (one closure and one map update per decision written); webhook attempts and reloads
+ * as they are recorded; the audit gauges are read from the store when scraped.
+ */
+export function instrument(metrics: Metrics, { store, evaluator, workflow, webhooks, audit }: Instrumented): void {
+  workflow.use({ written: (record) => store.afterCommit(() => metrics.countDecision(record.status, record.gate)) });
+  webhooks.dispatcher.onAttempt((ok, status) => {
+    metrics.webhookAttempts.inc({ result: ok ? 'ok' : 'error' });
+    if (status !== 'pending') metrics.webhookDeliveries.inc({ status });
+  });
+  evaluator.onReload?.(({ ok }) => metrics.policyReloads.inc({ result: ok ? 'ok' : 'error' }));
+  metrics.readAuditChain(store, audit);
 }

@@ -25,7 +25,7 @@ import type { SignatureMode } from '../core/signatures/requirement.ts';
 import { SigningKeyRegistry } from '../core/signing-keys.ts';
 import { UnauthenticatedThrottle } from '../core/unauthenticated-throttle.ts';
 import { AddressGuard } from '../core/ssrf-guard.ts';
-import { Metrics } from './metrics.ts';
+import { instrument, Metrics } from './metrics.ts';
 
 /** The core services one server runs on, built once over an open store. */
 export interface Services {
@@ -109,6 +109,7 @@ export function buildServices(options: ServiceOptions): Services {
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);
+  instrument(metrics, { store, evaluator, workflow, webhooks, audit });
   const replay = new ReplayGuard(store);
   const signingKeys = new SigningKeyRegistry(store);
   return {

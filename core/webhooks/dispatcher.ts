@@ -1,6 +1,6 @@
 import type { EventLog } from '../events/event-log.ts';
 import type { Store } from '../store.ts';
-import type { Delivery, DeliveryStore } from './deliveries.ts';
+import type { Delivery, DeliveryStatus, DeliveryStore } from './deliveries.ts';
 import { endpointView, signingSecrets, type EndpointStore, type WebhookEndpoint } from './endpoint.ts';
 import { nextRevision } from '../revision.ts';
 import { retryDelay } from './retry-schedule.ts';
@@ -29,6 +29,8 @@ export class Dispatcher {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private poll: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Told of each committed attempt and the status it left its delivery in (for metrics). */
+  private attempted: (ok: boolean, status: DeliveryStatus) => void = () => {};
 
   constructor(
     private readonly store: Store,
@@ -38,6 +40,10 @@ export class Dispatcher {
     private readonly sender: WebhookSender,
     private readonly options: DispatcherOptions,
   ) {}
+
+  onAttempt(listener: (ok: boolean, status: DeliveryStatus) => void): void {
+    this.attempted = listener;
+  }
 
   /** Resumes every pending delivery and keeps polling for new ones. */
   start(onPoll: () => void): void {
@@ -100,6 +106,7 @@ export class Dispatcher {
   private async record(endpointId: string, deliveryId: string, result: AttemptResult): Promise<void> {
     const { ok, ...attempt } = result;
     let disabled = false;
+    let status: DeliveryStatus | null = null;
     await this.store.commit(() => {
       const endpoint = this.endpoints.get(endpointId);
       const current = this.deliveries.head(endpointId);
@@ -114,6 +121,7 @@ export class Dispatcher {
         nextAttemptAt: !ok && delay !== null ? new Date(Date.now() + delay).toISOString() : null,
       };
       this.deliveries.updateInTransaction(next);
+      status = next.status;
       const run = ok ? 0 : endpoint.consecutiveFailures + 1;
       let updated: WebhookEndpoint = Object.assign({}, endpoint, { consecutiveFailures: run });
       if (!ok && endpoint.enabled && run >= this.options.disableAfterFailures) {
@@ -130,6 +138,7 @@ export class Dispatcher {
       }
       this.endpoints.write(updated);
     });
+    if (status) this.attempted(ok, status);
     if (disabled) this.events.announce();
   }
 }

@@ -116,6 +116,11 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return this.registry.has(name);
   }
 
+  /** The 'reload' event as the server's metrics read it (core/policy-evaluator.ts). */
+  onReload(listener: (outcome: ReloadOutcome) => void): void {
+    this.on('reload', listener);
+  }
+
   /** What is loaded under `name`. Throws UnknownPolicyError. */
   info(name: string): PolicyInfo {
     return this.lookup(this.registry, name).info;
