@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_TOOL_CALLS } from '../core/agents/limits.ts';
+import { Id } from './id-schema.ts';
 import { Nullable } from './schemas.ts';
 
 /**
@@ -69,6 +70,7 @@ export const Agent = Type.Object({
 
 export const OpenRunBody = Type.Object(
   {
+    agentId: Id({ description: 'The agent to run (`agt_…`).' }),
     limits: Type.Optional(
       Type.Object(
         {

@@ -4,10 +4,14 @@ import type { Scope } from '../core/scopes.ts';
 import type { RequestContext } from './context.ts';
 import type { Reply } from './http/reply.ts';
 
+/** Headers a response may carry besides those every response of its kind does (proxy/openapi.ts). */
+export type ResponseHeader = 'Location' | 'Set-Cookie';
+
 export interface RouteResponse {
   description: string;
   schema?: TSchema;
   contentType?: string;
+  headers?: readonly ResponseHeader[];
 }
 
 /** A documented RFC 9457 problem+json answer. */

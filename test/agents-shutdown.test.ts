@@ -51,7 +51,7 @@ async function started(t: Test) {
   });
   t.equal(tool.status, 201, 'tool registered');
   const agent = await call(first.url, 'POST', '/v1/agents', { key: operator.key, body: { name: 'payer', scopes: ['payments:write'], tools: ['pay'] } });
-  const run = await call(first.url, 'POST', `/v1/agents/${agent.json.id}/runs`, { key: runner.key, body: {} });
+  const run = await call(first.url, 'POST', '/v1/agents/runs', { key: runner.key, body: { agentId: agent.json.id } });
   t.equal(run.status, 201, 'run opened');
   const pay = (input: { amount: number; delayMs: number }) =>
     call(first.url, 'POST', `/v1/agents/runs/${run.json.id}/tool-calls`, { key: runner.key, body: { tool: 'pay', input } });

@@ -72,7 +72,7 @@ async function setup(t: Test) {
       ...extra,
     });
   const agent = (body: Record<string, unknown>) => call(url, 'POST', '/v1/agents', { key: operator.key, body });
-  const openRun = (agentId: string, limits?: Record<string, number>, key = runner.key) => call(url, 'POST', `/v1/agents/${agentId}/runs`, { key, body: limits ? { limits } : {} });
+  const openRun = (agentId: string, limits?: Record<string, number>, key = runner.key) => call(url, 'POST', '/v1/agents/runs', { key, body: limits ? { agentId, limits } : { agentId } });
   const toolCall = (runId: string, toolName: string, input: Record<string, unknown>, key = runner.key) =>
     call(url, 'POST', `/v1/agents/runs/${runId}/tool-calls`, { key, body: { tool: toolName, input } });
   const trace = (runId: string, key = runner.key) => call(url, 'GET', `/v1/agents/runs/${runId}`, { key });

@@ -96,7 +96,7 @@ t.test('fuzzing every route', async (t) => {
   };
   await made('POST', '/v1/agents/tools', tool);
   const agent = await made('POST', '/v1/agents', { name: 'bot', scopes: ['payments:write'], tools: ['pay'] });
-  const run = await made('POST', `/v1/agents/${agent.id}/runs`, {});
+  const run = await made('POST', '/v1/agents/runs', { agentId: agent.id });
 
   /** The real value of each path parameter: the one a fuzzed segment starts from. */
   const params = (route: RouteDef): Record<string, string> => {
@@ -133,7 +133,7 @@ t.test('fuzzing every route', async (t) => {
     'POST /v1/webhooks/config/{id}/rotate-secret': { graceSeconds: 60 },
     'POST /v1/agents/tools': { ...tool, name: 'refund' },
     'POST /v1/agents': { name: 'bot2', scopes: ['payments:write'], tools: ['pay'] },
-    'POST /v1/agents/{id}/runs': { limits: { maxToolCalls: 5 } },
+    'POST /v1/agents/runs': { agentId: agent.id, limits: { maxToolCalls: 5 } },
     'POST /v1/agents/runs/{runId}/tool-calls': { tool: 'pay', input: { amount: 1, to: 'acme' } },
     'POST /v1/agents/runs/{runId}/replay': { policy: 'agent-tools-v1', limit: 10 },
   };

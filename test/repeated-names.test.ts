@@ -109,7 +109,7 @@ t.test("a tool call's input naming a member twice never reaches the tool", async
   t.equal(tool.status, 201, 'tool registered');
   const agent = await call(url, 'POST', '/v1/agents', { key: operator.key, body: { name: 'buyer', scopes: [], tools: ['pay'] } });
   t.equal(agent.status, 201, 'agent registered');
-  const run = await call(url, 'POST', `/v1/agents/${agent.json.id}/runs`, { key: runner.key, body: {} });
+  const run = await call(url, 'POST', '/v1/agents/runs', { key: runner.key, body: { agentId: agent.json.id } });
   t.equal(run.status, 201, 'run opened');
 
   const answer = await raw(`/v1/agents/runs/${run.json.id}/tool-calls`, '{"tool":"pay","input":{"amount":900000,"amount":5}}', runner.key);

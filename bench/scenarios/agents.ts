@@ -53,7 +53,7 @@ async function startGatehouse(workDir: string, upstream: string): Promise<LoadTa
     );
     const agent = await post('/v1/agents', { name: 'bench-agent', scopes: [], tools: [TOOL] }, 201);
     const urlForLoad = async () => {
-      const run = await post(`/v1/agents/${agent.id as string}/runs`, { limits: RUN_LIMITS }, 201);
+      const run = await post('/v1/agents/runs', { agentId: agent.id, limits: RUN_LIMITS }, 201);
       return `${gatehouse.url}/v1/agents/runs/${run.id as string}/tool-calls`;
     };
     const url = await urlForLoad();

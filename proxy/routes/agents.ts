@@ -114,22 +114,25 @@ const registerAgent: RouteDef = {
   },
 };
 
-/** POST /v1/agents/{id}/runs — open a run of the agent, with limits. */
+/**
+ * POST /v1/agents/runs — open a run of an agent, with limits. The agent is named in the body:
+ * a path `/v1/agents/{id}/runs` would be ambiguous with `/v1/agents/runs/{runId}`.
+ */
 const openRun: RouteDef = {
   method: 'POST',
-  path: '/v1/agents/{id}/runs',
+  path: '/v1/agents/runs',
   operationId: 'openAgentRun',
   summary: 'Open a run of an agent; only the key that opens it may act in it.',
   scope: 'agents:run',
   audited: true,
   body: OpenRunBody,
-  bodyOptional: true,
-  responses: { 201: { description: 'The open run.', schema: Run }, ...COMMON, 404: problemResponse('No such agent in this environment.') },
+  responses: { 201: { description: 'The open run.', schema: Run, headers: ['Location'] }, ...COMMON, 404: problemResponse('No such agent in this environment.') },
   handle(ctx) {
     const caller = principal(ctx);
     const { agents, runs } = ctx.services.agents;
-    const agent = agents.load(caller.env, ctx.params.id!);
-    const run = runs.open(caller, agent.id, { ...DEFAULT_LIMITS, ...(ctx.body as OpenRunBody).limits });
+    const body = ctx.body as OpenRunBody;
+    const agent = agents.load(caller.env, body.agentId);
+    const run = runs.open(caller, agent.id, { ...DEFAULT_LIMITS, ...body.limits });
     ctx.writes.push(() => runs.write(run));
     return json(201, runTrace(run, { steps: [], next: null }, ctx.services.workflow.decisions), { location: `/v1/agents/runs/${run.id}` });
   },
@@ -147,7 +150,7 @@ const toolCall: RouteDef = {
   idempotent: true,
   responses: {
     200: { description: 'Executed: the step and the tool’s JSON answer (`call.state` `failed` when it answered non-2xx).', schema: ToolCallResult },
-    202: { description: 'Held for human approval: `Location` is the governing decision.', schema: Decision },
+    202: { description: 'Held for human approval: `Location` is the governing decision.', schema: Decision, headers: ['Location'] },
     ...COMMON,
     400: problemResponse('The input does not match the tool’s inputSchema; `errors[].pointer` names each failure.'),
     403: problemResponse('Insufficient scope, a tool the agent may not call (`forbidden`), or denied by the policy (`policy_denied`, with `reasons`).'),

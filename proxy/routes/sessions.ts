@@ -68,7 +68,7 @@ const create: RouteDef = {
   scope: 'decisions:read',
   audited: true,
   responses: {
-    201: { description: 'Signed in; `Set-Cookie` carries the session token, which no response body ever shows.', schema: Session },
+    201: { description: 'Signed in; `Set-Cookie` carries the session token, which no response body ever shows.', schema: Session, headers: ['Set-Cookie'] },
     ...REFUSALS,
     400: problemResponse('No API key was sent (a session cannot start another), or the caller is a JWT identity.'),
   },
@@ -106,7 +106,7 @@ const end: RouteDef = {
   summary: 'Sign out: end the session the request was authenticated by and clear its cookie.',
   scope: 'decisions:read',
   audited: true,
-  responses: { 204: { description: 'Signed out.' }, ...REFUSALS, 404: problemResponse('The request was not authenticated by a session.') },
+  responses: { 204: { description: 'Signed out.', headers: ['Set-Cookie'] }, ...REFUSALS, 404: problemResponse('The request was not authenticated by a session.') },
   handle(ctx) {
     const session = currentSession(ctx);
     if (!session) throw new GatehouseError('not_found', 'this request was authenticated by an API key, not a session: there is nothing to sign out of');
