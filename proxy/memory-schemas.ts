@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id } from './id-schema.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN } from '../core/memory/item.ts';
-import { QUERY_LIMITS } from '../core/memory/memory.ts';
+import { LIST_LIMITS, QUERY_LIMITS } from '../core/memory/memory.ts';
 
 /**
  * Schemas of the memory and objectives routes (proxy/routes/memory.ts, proxy/routes/objectives.ts).
@@ -46,6 +46,21 @@ export const GetMemoryQuery = Type.Object(
   { additionalProperties: false },
 );
 export type GetMemoryQuery = Static<typeof GetMemoryQuery>;
+
+export const ListMemoryQuery = Type.Object(
+  {
+    namespace: Type.Optional(Namespace),
+    createdBy: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Written (this version) by this key id.' })),
+    attribute: Type.Optional(
+      Type.String({ pattern: '^[^:]{1,64}:', maxLength: 1089, description: '`name:value`: items whose scalar attribute `name` is `value`, compared as text.' }),
+    ),
+    asOf: Type.Optional(Type.String({ maxLength: 64, description: 'An ISO 8601 time or a revision number: the items live then.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMITS.maxLimit, description: `Items per page, default ${LIST_LIMITS.defaultLimit}.` })),
+    cursor: Type.Optional(Type.String({ maxLength: 512, description: 'The `nextCursor` of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+export type ListMemoryQuery = Static<typeof ListMemoryQuery>;
 
 export const QueryMemoryBody = Type.Object(
   {
@@ -98,6 +113,12 @@ export const MemoryItem = Type.Object({
   tombstone: Type.Boolean(),
   createdAt: Type.String({ format: 'date-time' }),
   createdBy: Type.String(),
+});
+
+export const MemoryPage = Type.Object({
+  data: Type.Array(MemoryItem),
+  nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last.' })),
+  revision: Type.Integer({ description: 'The memory state listed; pass as `asOf` to page through exactly that state.' }),
 });
 
 export const MemoryVersions = Type.Object({ id: Type.String(), versions: Type.Array(MemoryItem) });

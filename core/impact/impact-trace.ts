@@ -47,7 +47,7 @@ export interface InfluencePage {
 
 const DECISION_ID = /^dec_[0-9a-z]+$/;
 const TRACE_REF = /^(trace|dec)_[0-9a-z]+$/;
-const LABEL = /^([a-z0-9][a-z0-9_.-]{0,63}):([A-Za-z0-9_./-]{1,191})$/;
+const LABEL = /^[a-z0-9][a-z0-9_.-]{0,63}:[A-Za-z0-9_./-]{1,191}$/;
 
 export interface ImpactSources {
   audit: AuditLog;
@@ -104,9 +104,8 @@ export class ImpactTrace {
   /** An input given as `namespace:key` (or a memory item id). */
   private inputId(env: Env, input: string): string {
     if (input.startsWith('mem_')) return input;
-    const label = LABEL.exec(input);
-    if (!label) throw new GatehouseError('invalid_request', `input must be a namespace:name label (e.g. finance:budget_q3) or a memory item id, got '${input}'`);
-    const id = this.sources.memory.idForKey(env, label[1]!, label[2]!);
+    if (!LABEL.test(input)) throw new GatehouseError('invalid_request', `input must be a namespace:name label (e.g. finance:budget_q3) or a memory item id, got '${input}'`);
+    const id = this.sources.memory.resolve(env, input);
     if (id === undefined) throw new GatehouseError('not_found', `no memory item for input ${input}`);
     return id;
   }

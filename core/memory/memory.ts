@@ -32,6 +32,39 @@ export interface MemoryQuery {
   weights?: Weights;
 }
 
+/** What `GET /v1/memory` lists: live items, optionally of one namespace, writer or attribute values. */
+export interface MemoryListing {
+  namespace?: string;
+  createdBy?: string;
+  /** Attribute name → value, compared as text with scalar attributes. */
+  attributes?: Record<string, string>;
+  asOf?: string | number;
+  limit: number;
+  cursor?: string;
+}
+
+export interface MemoryListPage {
+  revision: number;
+  items: MemoryItem[];
+  nextCursor: string | null;
+}
+
+export const LIST_LIMITS = { defaultLimit: 50, maxLimit: 200 };
+
+function encodeListCursor(position: number): string {
+  return Buffer.from(JSON.stringify({ after: position })).toString('base64url');
+}
+
+function decodeListCursor(cursor: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
+    if (Number.isSafeInteger(parsed.after) && (parsed.after as number) >= 0) return parsed.after as number;
+  } catch {
+    // fall through: an undecodable cursor is the caller's mistake, reported below
+  }
+  throw new GatehouseError('invalid_request', 'cursor is not one GET /v1/memory returned');
+}
+
 export const QUERY_LIMITS = { maxQueryLength: 1000, maxTopK: 100, defaultTopK: 10, maxExpand: 3, defaultExpand: 1 };
 
 export interface VersionSummary {
@@ -226,6 +259,18 @@ export class Memory {
     return this.spaces[env].idForKey(namespace, key);
   }
 
+  /** The id of the item `ref` names — its id, or `namespace:key` — if it was ever written. */
+  resolve(env: Env, ref: string): string | undefined {
+    return this.resolveIn(this.spaces[env], ref);
+  }
+
+  private resolveIn(space: MemorySpace, ref: string): string | undefined {
+    // Ids never hold a colon; labels always do.
+    const separator = ref.indexOf(':');
+    const id = separator < 0 ? ref : space.idForKey(ref.slice(0, separator), ref.slice(separator + 1));
+    return id !== undefined && space.latestVersion(id) !== undefined ? id : undefined;
+  }
+
   /** Items live now (or at `asOf`) linking to `id`, with the link; e.g. the decisions serving an objective. */
   linkedFrom(env: Env, id: string, relation: string, asOf?: string | number): Array<{ item: MemoryItem; link: MemoryLink }> {
     const space = this.spaces[env];
@@ -248,6 +293,37 @@ export class Memory {
       .liveIn(namespace, revision)
       .map((doc) => this.items.get(env, space.doc(doc).id, space.doc(doc).version))
       .filter((item): item is MemoryItem => item !== undefined);
+  }
+
+  /**
+   * One page of the live items now (or at `asOf`), oldest first (by first version), filtered.
+   * The cursor is the position of the page's last item, so items written meanwhile join the
+   * end and a page never repeats or skips one.
+   */
+  listPage(env: Env, listing: MemoryListing): MemoryListPage {
+    const space = this.spaces[env];
+    const revision = listing.asOf === undefined ? space.revision : this.revisionFor(space, listing.asOf);
+    const wanted = Object.entries(listing.attributes ?? {});
+    const found = space.liveItems(revision, {
+      namespace: listing.namespace,
+      after: listing.cursor === undefined ? -1 : decodeListCursor(listing.cursor),
+      limit: listing.limit + 1,
+      accept: (doc) => {
+        const item = space.doc(doc);
+        if (listing.createdBy !== undefined && item.createdBy !== listing.createdBy) return false;
+        return wanted.every(([name, value]) => {
+          const held = item.attributes[name];
+          return held !== undefined && held !== null && typeof held !== 'object' && String(held) === value;
+        });
+      },
+    });
+    const page = found.slice(0, listing.limit);
+    const items = page
+      .map(({ doc }) => this.items.get(env, space.doc(doc).id, space.doc(doc).version))
+      // Staged by a request whose transaction has not committed (or failed): not there yet.
+      .filter((item): item is MemoryItem => item !== undefined);
+    const nextCursor = found.length > listing.limit ? encodeListCursor(page.at(-1)!.position) : null;
+    return { revision, items, nextCursor };
   }
 
   /** Hybrid retrieval; see core/memory/hybrid-ranking.ts for the formula. */
@@ -321,8 +397,7 @@ export class Memory {
     const seen = new Set<string>();
     for (const { to, relation, version: pinned } of links) {
       if (!RELATION_PATTERN.test(relation)) throw new GatehouseError('invalid_request', `relation '${relation}' must match ${RELATION_PATTERN.source}`);
-      const separator = to.indexOf(':');
-      const id = to.startsWith('mem_') ? to : separator > 0 ? space.idForKey(to.slice(0, separator), to.slice(separator + 1)) : undefined;
+      const id = this.resolveIn(space, to);
       const latest = id === undefined ? undefined : space.latestVersion(id);
       if (id === undefined || latest === undefined) throw new GatehouseError('invalid_request', `link target ${to} is not a memory item (use an id or namespace:key)`);
       if (pinned !== undefined && (pinned < 1 || pinned > latest)) throw new GatehouseError('invalid_request', `link target ${to} has no version ${pinned}`);

@@ -27,6 +27,8 @@ export class MemorySpace {
   private readonly incoming = new Map<string, Set<string>>();
   /** Namespace → ids of the items ever written there, oldest first. */
   private readonly namespaceItems = new Map<string, string[]>();
+  /** Ids of every item ever written, oldest first. */
+  private readonly itemOrder: string[] = [];
 
   constructor(dimensions: number, vectorOptions: VectorIndexOptions = VECTOR_INDEX_DEFAULTS) {
     this.vectors = new VectorIndex(dimensions, vectorOptions);
@@ -56,6 +58,7 @@ export class MemorySpace {
       let ids = this.namespaceItems.get(item.namespace);
       if (!ids) this.namespaceItems.set(item.namespace, (ids = []));
       ids.push(item.id);
+      this.itemOrder.push(item.id);
     }
     const previous = versions.at(-1);
     if (previous !== undefined) this.supersededAt[previous] = item.revision;
@@ -121,12 +124,34 @@ export class MemorySpace {
 
   /** Items in `namespace` live as of `revision`, in the order they were first written. */
   liveIn(namespace: string, revision: number): number[] {
-    const docs: number[] = [];
-    for (const id of this.namespaceItems.get(namespace) ?? []) {
-      const doc = this.docAt(id, revision);
-      if (doc !== undefined && this.live(doc, revision)) docs.push(doc);
+    return this.liveItems(revision, { namespace, after: -1, limit: Infinity, accept: () => true }).map(({ doc }) => doc);
+  }
+
+  /**
+   * Items live as of `revision` (in `namespace`, if given) whose live document `accept` takes, in
+   * the order they were first written: at most `limit`, starting after the item first written
+   * at document `after`. Each comes with that first document, its `position`, which never
+   * changes, so a listing resumed from it neither repeats nor skips an item.
+   */
+  liveItems(
+    revision: number,
+    options: { namespace?: string; after: number; limit: number; accept(doc: number): boolean },
+  ): Array<{ doc: number; position: number }> {
+    const ids = options.namespace === undefined ? this.itemOrder : (this.namespaceItems.get(options.namespace) ?? []);
+    const position = (id: string) => this.byId.get(id)![0]!;
+    let low = 0;
+    let high = ids.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (position(ids[mid]!) <= options.after) low = mid + 1;
+      else high = mid;
     }
-    return docs;
+    const found: Array<{ doc: number; position: number }> = [];
+    for (let i = low; i < ids.length && found.length < options.limit; i++) {
+      const doc = this.docAt(ids[i]!, revision);
+      if (doc !== undefined && this.live(doc, revision) && options.accept(doc)) found.push({ doc, position: position(ids[i]!) });
+    }
+    return found;
   }
 
   /**

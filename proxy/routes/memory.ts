@@ -1,8 +1,9 @@
 import { GatehouseError } from '../../core/errors.ts';
 import { itemView, SYSTEM_NAMESPACES } from '../../core/memory/item.ts';
-import type { MemoryHit } from '../../core/memory/memory.ts';
+import { LIST_LIMITS, type MemoryHit } from '../../core/memory/memory.ts';
 import { json } from '../http/reply.ts';
-import { GetMemoryQuery, MemoryAnswer, MemoryItem, MemoryVersions, QueryMemoryBody, WriteMemoryBody } from '../memory-schemas.ts';
+import { GetMemoryQuery, ListMemoryQuery, MemoryAnswer, MemoryItem, MemoryPage, MemoryVersions, QueryMemoryBody, WriteMemoryBody } from '../memory-schemas.ts';
+import type { RequestContext } from '../context.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
 import { principal } from './principal.ts';
 
@@ -22,6 +23,14 @@ function refuseSystemNamespace(namespace: string): void {
   if (SYSTEM_NAMESPACES.has(namespace)) {
     throw new GatehouseError('invalid_request', `namespace '${namespace}' is written by Gatehouse itself (decisions and objectives have their own routes)`);
   }
+}
+
+/** The item the path's `{id}` names: its id (`mem_…`) or `namespace:key`, as links and traces name it. */
+function itemId(ctx: RequestContext): string {
+  const ref = ctx.params.id!;
+  const id = ctx.services.memory.resolve(principal(ctx).env, ref);
+  if (id === undefined) throw new GatehouseError('not_found', `no memory item ${ref}`);
+  return id;
 }
 
 /** POST /v1/memory — write an item, or the next version of (namespace, key). */
@@ -54,12 +63,12 @@ const write: RouteDef = {
   },
 };
 
-/** GET /v1/memory/{id} — the latest version, a named one, or the one current at `asOf`. */
+/** GET /v1/memory/{id} — the latest version, a named one, or the one current at `asOf`; `{id}` may be `namespace:key`. */
 const get: RouteDef = {
   method: 'GET',
   path: '/v1/memory/{id}',
   operationId: 'getMemory',
-  summary: 'Read a memory item: the latest version, `?version=N`, or the version current at `?asOf=`.',
+  summary: 'Read a memory item, named by id or `namespace:key`: the latest version, `?version=N`, or the version current at `?asOf=`.',
   scope: 'memory:read',
   readsMemory: true,
   audited: true,
@@ -72,7 +81,7 @@ const get: RouteDef = {
   handle(ctx) {
     const { version, asOf } = ctx.queryValues as GetMemoryQuery;
     if (version !== undefined && asOf !== undefined) throw new GatehouseError('invalid_request', 'ask for a version or an asOf, not both');
-    return json(200, itemView(ctx.services.memory.get(principal(ctx).env, ctx.params.id!, { version, asOf })));
+    return json(200, itemView(ctx.services.memory.get(principal(ctx).env, itemId(ctx), { version, asOf })));
   },
 };
 
@@ -81,13 +90,13 @@ const versions: RouteDef = {
   method: 'GET',
   path: '/v1/memory/{id}/versions',
   operationId: 'listMemoryVersions',
-  summary: 'Every version of a memory item, oldest first, tombstones included.',
+  summary: 'Every version of a memory item (by id or `namespace:key`), oldest first, tombstones included.',
   scope: 'memory:read',
   readsMemory: true,
   audited: true,
   responses: { 200: { description: 'The versions.', schema: MemoryVersions }, ...REFUSALS, 404: problemResponse('No such item in this environment.') },
   handle(ctx) {
-    const id = ctx.params.id!;
+    const id = itemId(ctx);
     return json(200, { id, versions: ctx.services.memory.versions(principal(ctx).env, id).map(itemView) });
   },
 };
@@ -97,7 +106,7 @@ const remove: RouteDef = {
   method: 'DELETE',
   path: '/v1/memory/{id}',
   operationId: 'deleteMemory',
-  summary: 'Delete a memory item by writing a tombstone version; earlier versions stay readable and `asOf` still sees them.',
+  summary: 'Delete a memory item (by id or `namespace:key`) by writing a tombstone version; earlier versions stay readable and `asOf` still sees them.',
   scope: 'memory:write',
   readsMemory: true,
   audited: true,
@@ -111,11 +120,32 @@ const remove: RouteDef = {
   handle(ctx) {
     const caller = principal(ctx);
     const { memory } = ctx.services;
-    const current = memory.items.latest(caller.env, ctx.params.id!);
+    const id = itemId(ctx);
+    const current = memory.items.latest(caller.env, id);
     if (current) refuseSystemNamespace(current.namespace);
-    const item = memory.stageDelete(caller.env, caller.keyId, ctx.params.id!);
+    const item = memory.stageDelete(caller.env, caller.keyId, id);
     ctx.writes.push(() => memory.persist(item, null));
     return json(200, itemView(item));
+  },
+};
+
+/** GET /v1/memory — live items, oldest first, filtered, a page at a time. */
+const list: RouteDef = {
+  method: 'GET',
+  path: '/v1/memory',
+  operationId: 'listMemory',
+  summary: 'List live memory items (their current versions) in the order they were first written; filter by namespace, writer and attribute; page with `cursor`.',
+  scope: 'memory:read',
+  readsMemory: true,
+  audited: true,
+  query: ListMemoryQuery,
+  responses: { 200: { description: 'One page; `nextCursor` is null on the last.', schema: MemoryPage }, ...REFUSALS },
+  handle(ctx) {
+    const { namespace, createdBy, attribute, asOf, limit, cursor } = ctx.queryValues as ListMemoryQuery;
+    const separator = attribute?.indexOf(':') ?? -1;
+    const attributes = attribute === undefined ? undefined : { [attribute.slice(0, separator)]: attribute.slice(separator + 1) };
+    const page = ctx.services.memory.listPage(principal(ctx).env, { namespace, createdBy, attributes, asOf, cursor, limit: limit ?? LIST_LIMITS.defaultLimit });
+    return json(200, { data: page.items.map(itemView), nextCursor: page.nextCursor, revision: page.revision });
   },
 };
 
@@ -145,4 +175,4 @@ const query: RouteDef = {
   },
 };
 
-export const memoryRoutes: RouteDef[] = [write, query, get, versions, remove];
+export const memoryRoutes: RouteDef[] = [write, list, query, get, versions, remove];
