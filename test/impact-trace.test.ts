@@ -144,6 +144,40 @@ t.test('a decision’s trace: requests and policy evaluations, approval, executi
   );
 });
 
+t.test('a decision’s trace holds every refused attempt against it, whichever stage refused it', async (t) => {
+  const { url, admin, creator, approver, as, trace } = await setup(t);
+  const reader = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read', 'impact:read'], name: 'reader' });
+  const created = ok(t, await as(creator)('POST', '/v1/decisions', decide(95, 'Rotate the signing keys', [], [])), 'create');
+  const attempt = async (key: { key: string }, action: string, body: unknown, status: number, headers: Record<string, string> = {}) => {
+    const answer = await call(url, 'POST', `/v1/decisions/${created.id}/${action}`, { key: key.key, body, headers });
+    t.equal(answer.status, status, `${action} → ${status}: ${answer.json?.code ?? 'ok'}`);
+  };
+  await attempt(creator, 'execute', {}, 403); // the policy: no approval yet
+  await attempt(reader, 'approve', {}, 403); // no decisions:approve scope
+  await attempt(approver, 'approve', { comment: 'x'.repeat(5000) }, 400); // the body's schema
+  await attempt(approver, 'approve', {}, 200, { 'idempotency-key': 'approve-once' });
+  await attempt(approver, 'approve', {}, 200, { 'idempotency-key': 'approve-once' }); // replayed
+  await attempt(approver, 'approve', {}, 409, { 'idempotency-key': 'approve-twice' }); // already approved
+  await attempt(creator, 'approve', { other: 1 }, 400);
+  t.equal((await call(url, 'POST', '/v1/decisions/dec_0nosuchdecision/approve', { key: approver.key, body: {} })).status, 404);
+
+  const { steps } = ok(t, await trace(`decision=${created.id}`), 'trace');
+  t.same(
+    steps.filter((s: { type: string }) => s.type === 'request').map((s: { route: string; status: number; code: string | null; keyId: string; replayed: boolean }) => [s.route.split('/').at(-1), s.status, s.code, s.keyId, s.replayed]),
+    [
+      ['decisions', 200, null, creator.id, false],
+      ['execute', 403, 'policy_denied', creator.id, false],
+      ['approve', 403, 'insufficient_scope', reader.id, false],
+      ['approve', 400, 'invalid_request', approver.id, false],
+      ['approve', 200, null, approver.id, false],
+      ['approve', 200, null, approver.id, true],
+      ['approve', 409, 'invalid_transition', approver.id, false],
+      ['approve', 400, 'invalid_request', creator.id, false],
+    ],
+    'each attempt in order, refused or replayed, and nothing from calls naming another decision',
+  );
+});
+
 t.test('inputs and objectives: the decisions they influenced, with outcomes and the version each saw', async (t) => {
   const { url, admin, creator, approver, as, trace } = await setup(t);
   const a = ok(t, await as(creator)('POST', '/v1/decisions', decide(10, 'Roll out the cache', ['repo:web', 'repo:api'], ['Ship the fix'])), 'A');

@@ -11,7 +11,7 @@ import { refuse } from './refuse.ts';
  */
 export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
   const check = ctx.policyCheck;
-  const decision = ctx.decision;
+  const decision = ctx.decision ?? decisionNamed(ctx);
   const draft: AuditDraft = {
     at: new Date().toISOString(),
     requestId: ctx.requestId,
@@ -33,6 +33,18 @@ export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
   };
   if (ctx.signatureSummary) draft.signature = ctx.signatureSummary;
   return draft;
+}
+
+/**
+ * The decision a call on `/v1/decisions/{id}…` names, when the call was refused (or replayed)
+ * before its handler loaded it: a missing scope, a bad body, the rate limit, an idempotent
+ * replay. Recorded under the decision's trace reference, every attempt against a decision is in
+ * its impact trace, not only those that reached its policy.
+ */
+function decisionNamed(ctx: RequestContext) {
+  const id = ctx.params.id;
+  if (!ctx.principal || id === undefined || !ctx.route?.path.startsWith('/v1/decisions/{id}')) return null;
+  return ctx.services.workflow.decisions.get(ctx.principal.env, id) ?? null;
 }
 
 /**
