@@ -11,9 +11,14 @@
 import { RE2JS } from 're2js';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrContains } from './builtins/cidr.ts';
+import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
 import { goToLower, goToUpper } from './builtins/go-case.ts';
+import { regexFindN, regexReplace } from './builtins/go-regexp.ts';
+import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
+import { semverCompare, semverIsValid } from './builtins/semver.ts';
+import { parseBytes, parseUnits } from './builtins/units.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
@@ -35,7 +40,13 @@ const isString = (v: unknown): v is string => typeof v === 'string';
  * RE2 matches in linear time, so no pattern or input can stall the request path.
  */
 function regexMatch(pattern: unknown, value: unknown): boolean | undefined {
-  if (!isString(pattern) || !isString(value)) return undefined;
+  const re = compiledRegex(pattern);
+  return re && isString(value) ? re.test(value) : undefined;
+}
+
+/** The compiled RE2 pattern, or undefined for an operand that is not a string or not a valid pattern. */
+function compiledRegex(pattern: unknown): RE2JS | undefined {
+  if (!isString(pattern)) return undefined;
   const re = regexCache.getOrCreate(pattern, () => {
     try {
       return RE2JS.compile(pattern);
@@ -43,7 +54,18 @@ function regexMatch(pattern: unknown, value: unknown): boolean | undefined {
       return null;
     }
   });
-  return re ? re.test(value) : undefined;
+  return re ?? undefined;
+}
+
+/** `regex.find_n(pattern, value, n)` and `regex.replace(s, pattern, value)`, as Go's regexp does them. */
+function regexFindNBuiltin(pattern: unknown, value: unknown, n: unknown): string[] | undefined {
+  const re = compiledRegex(pattern);
+  return re && isString(value) && Number.isInteger(n) ? regexFindN(re, value, n as number) : undefined;
+}
+
+function regexReplaceBuiltin(s: unknown, pattern: unknown, value: unknown): string | undefined {
+  const re = compiledRegex(pattern);
+  return re && isString(s) && isString(value) ? regexReplace(re, s, value) : undefined;
 }
 
 /**
@@ -127,13 +149,82 @@ function netCidrContains(cidr: unknown, cidrOrIp: unknown): boolean | undefined 
   return cidrContains(cidr, cidrOrIp);
 }
 
+/** `time.parse_duration_ns(s)`. */
+function timeParseDurationNs(s: unknown): ArrayBuffer | undefined {
+  const ns = isString(s) ? parseDurationNs(s) : undefined;
+  return ns === undefined ? undefined : exactInteger(ns);
+}
+
+/** `time.add_date(ns, years, months, days)`, in UTC. */
+function timeAddDate(ns: unknown, years: unknown, months: unknown, days: unknown): ArrayBuffer | undefined {
+  const t = zonedTime(ns);
+  if (!t || Array.isArray(ns) || ![years, months, days].every(Number.isInteger)) return undefined;
+  const result = addDate(t.ns, years as number, months as number, days as number);
+  return result === undefined ? undefined : exactInteger(result);
+}
+
+/** `time.date(x)`: `[year, month, day]`; `time.clock(x)`: `[hour, minute, second]`; x is ns or [ns, zone]. */
+function timeDate(x: unknown): number[] | undefined {
+  const t = zonedTime(x);
+  const f = t && calendarFields(t);
+  return f && [f.year, f.month, f.day];
+}
+
+function timeClock(x: unknown): number[] | undefined {
+  const t = zonedTime(x);
+  const f = t && calendarFields(t);
+  return f && [f.hour, f.minute, f.second];
+}
+
+function timeDiffBuiltin(a: unknown, b: unknown): number[] | undefined {
+  const x = zonedTime(a);
+  const y = zonedTime(b);
+  return x && y ? timeDiff(x, y) : undefined;
+}
+
+/** `io.jwt.verify_<alg>(token, certificate)` for an asymmetric algorithm. */
+const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certificate: unknown) =>
+  isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
+
+const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unknown, key: unknown) =>
+  isString(x) && isString(key) ? hmacHex(algorithm, x, key) : undefined;
+
 /** The host builtins by OPA name, as `loadPolicy` takes them. */
 export const hostBuiltins: Record<string, HostBuiltin> = {
   lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
   upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
   'regex.match': regexMatch,
+  'regex.find_n': regexFindNBuiltin,
+  'regex.replace': regexReplaceBuiltin,
   'glob.match': globMatch,
   'time.now_ns': timeNowNs,
   'time.parse_rfc3339_ns': timeParseRfc3339Ns,
+  'time.parse_duration_ns': timeParseDurationNs,
+  'time.add_date': timeAddDate,
+  'time.date': timeDate,
+  'time.clock': timeClock,
+  'time.diff': timeDiffBuiltin,
+  'crypto.sha256': (x: unknown) => (isString(x) ? sha256Hex(x) : undefined),
+  'crypto.hmac.md5': hmacBuiltin('md5'),
+  'crypto.hmac.sha1': hmacBuiltin('sha1'),
+  'crypto.hmac.sha256': hmacBuiltin('sha256'),
+  'crypto.hmac.sha512': hmacBuiltin('sha512'),
+  'crypto.hmac.equal': (a: unknown, b: unknown) => (isString(a) && isString(b) ? macsEqual(a, b) : undefined),
+  'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
+  'io.jwt.verify_hs256': (token: unknown, secret: unknown) =>
+    isString(token) && isString(secret) ? jwtVerifyHs256(token, secret) : undefined,
+  'io.jwt.verify_rs256': jwtVerifier('RS256'),
+  'io.jwt.verify_es256': jwtVerifier('ES256'),
+  'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
+  'semver.is_valid': semverIsValid,
+  'semver.compare': (a: unknown, b: unknown) => (isString(a) && isString(b) ? semverCompare(a, b) : undefined),
+  'units.parse_bytes': (s: unknown) => {
+    const n = isString(s) ? parseBytes(s) : undefined;
+    return n === undefined ? undefined : exactInteger(n);
+  },
+  'units.parse': (s: unknown) => {
+    const n = isString(s) ? parseUnits(s) : undefined;
+    return typeof n === 'bigint' ? exactInteger(n) : n;
+  },
   'net.cidr_contains': netCidrContains,
 };
