@@ -19,7 +19,7 @@ t.test('start, serve, drain on SIGTERM, restart', async (t) => {
   const printed = first.lines.join('\n');
   const admin = /bootstrap admin key \(shown once, keep it safe\): (gh_live_\S+)/.exec(printed)?.[1];
   t.ok(admin, 'the first start prints the generated admin key');
-  t.match(printed, /get a sandbox key: npx gatehouse keys create --env sandbox/);
+  t.match(printed, /CREATOR_KEY=\$\(npx gatehouse keys create --role creator --data-dir /);
   t.match(printed, /5 policies loaded: agent-tools-v1, decision-gate-v1, route-access-v1, security-review-v1, spend-approval-v1/);
   t.equal((await call(first.url, 'GET', '/readyz')).status, 200);
 

@@ -10,7 +10,7 @@ import { KeyReview } from '../../core/key-review.ts';
 import { keyView, KeyRegistry } from '../../core/keys.ts';
 import { UNSIGNED } from '../../core/policy-input.ts';
 import type { Principal } from '../../core/principal.ts';
-import { SCOPES } from '../../core/scopes.ts';
+import { SCOPES, type Scope } from '../../core/scopes.ts';
 import { Store } from '../../core/store.ts';
 
 /**
@@ -19,6 +19,7 @@ import { Store } from '../../core/store.ts';
  * change is audited like its HTTP counterpart, with method `CLI`.
  *
  *   gatehouse keys create --env sandbox --scopes decisions:read,decisions:write [--name N] [--roles a,b]
+ *   gatehouse keys create --role creator|reviewer [--env …]   (a preset's scopes; sandbox unless told)
  *   gatehouse keys list [--env sandbox|production]
  *   gatehouse keys revoke <id>
  *
@@ -27,10 +28,22 @@ import { Store } from '../../core/store.ts';
  */
 export const summary = 'create, list or revoke API keys in the data directory';
 
+/**
+ * Keys for the two sides of a gated decision, so a first try needs no list of scopes: one key
+ * creates decisions and a second approves and executes them (the bundled policies refuse an
+ * approval by the decision's creator). Both read decisions, their traces and memory.
+ */
+const PRESETS: Record<string, readonly Scope[]> = {
+  creator: ['decisions:read', 'decisions:write', 'impact:read', 'memory:read', 'memory:write', 'context:read', 'stream:subscribe'],
+  reviewer: ['decisions:read', 'decisions:approve', 'decisions:execute', 'impact:read', 'memory:read', 'context:read', 'stream:subscribe'],
+};
+
 const USAGE = `usage: gatehouse keys create --env sandbox|production --scopes a,b [--name N] [--roles a,b] [--data-dir D]
+       gatehouse keys create --role ${Object.keys(PRESETS).join('|')} [--env E] [--scopes more] [--name N] [--data-dir D]
        gatehouse keys list [--env sandbox|production] [--data-dir D]
        gatehouse keys revoke <id> [--data-dir D]
-scopes: ${SCOPES.join(', ')}`;
+scopes: ${SCOPES.join(', ')}
+--role: ${Object.entries(PRESETS).map(([role, scopes]) => `${role} = ${scopes.join(',')}`).join('; ')} (a sandbox key named after the role unless --env or --name says otherwise)`;
 
 /** The operator acting through the CLI, as policies see it. */
 const OPERATOR: Principal = { keyId: 'operator:cli', env: 'production', scopes: ['admin'], roles: ['operator'] };
@@ -50,6 +63,7 @@ export async function run(args: string[]): Promise<number> {
       scopes: { type: 'string' },
       name: { type: 'string' },
       roles: { type: 'string' },
+      role: { type: 'string' },
       'data-dir': { type: 'string' },
       'policies-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -65,7 +79,12 @@ export async function run(args: string[]): Promise<number> {
     console.error(`gatehouse keys: --env must be sandbox or production\n${USAGE}`);
     return 2;
   }
-  const env = values.env as Env | undefined;
+  const preset = values.role === undefined ? undefined : PRESETS[values.role];
+  if (values.role !== undefined && !preset) {
+    console.error(`gatehouse keys: --role must be one of ${Object.keys(PRESETS).join(', ')}\n${USAGE}`);
+    return 2;
+  }
+  const env = (values.env ?? (preset ? 'sandbox' : undefined)) as Env | undefined;
   const store = Store.open({ dataDir });
   try {
     const keys = new KeyRegistry(store);
@@ -74,13 +93,13 @@ export async function run(args: string[]): Promise<number> {
     const events = new EventLog(store, audit);
     switch (verb) {
       case 'create': {
-        const scopes = list(values.scopes);
+        const scopes = [...new Set([...(preset ?? []), ...list(values.scopes)])];
         const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
         if (!env || scopes.length === 0 || unknown.length) {
-          console.error(`gatehouse keys: create needs --env and --scopes${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}\n${USAGE}`);
+          console.error(`gatehouse keys: create needs --env and --scopes, or --role${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}\n${USAGE}`);
           return 2;
         }
-        const issued = keys.draft({ env, scopes, roles: list(values.roles), name: values.name ?? null, createdBy: OPERATOR.keyId });
+        const issued = keys.draft({ env, scopes, roles: list(values.roles), name: values.name ?? values.role ?? null, createdBy: OPERATOR.keyId });
         if (env === 'sandbox') {
           await store.commit(() => {
             keys.write(issued.record);

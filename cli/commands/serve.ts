@@ -230,6 +230,33 @@ export function openPolicies(policiesDir: string, dataDir: string, watch: boolea
   });
 }
 
+/** A word the shell passes through unchanged, quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * What to run next, copied from the terminal as printed (test/first-hour.test.ts runs it): two
+ * sandbox keys, one that creates decisions and one that approves and executes them, and a
+ * decision its policy holds at a gate. Sandbox keys need not sign unless every key must.
+ */
+function firstSteps(url: string, config: ServeSettings): string {
+  const dataDir = `--data-dir ${shellWord(config.dataDir)}`;
+  const signedIssue = `POST ${url}/v1/keys {"env":"sandbox","scopes":["decisions:read","decisions:write"]}`;
+  if (config.signatures === 'all') {
+    return `gatehouse: every key must sign (--signatures all); get a sandbox key: npx gatehouse keys create --env sandbox --scopes decisions:read,decisions:write ${dataDir}\n           or, signed: ${signedIssue}`;
+  }
+  const decision = { title: 'Deploy web', policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 82 }] };
+  return [
+    'gatehouse: try a gated decision in another shell (curl and jq): a sandbox key that creates decisions, one that approves and executes them, a decision held for approval',
+    `           CREATOR_KEY=$(npx gatehouse keys create --role creator ${dataDir} | jq -r .key)`,
+    `           REVIEWER_KEY=$(npx gatehouse keys create --role reviewer ${dataDir} | jq -r .key)`,
+    `           curl -s ${url}/v1/decisions -H "Authorization: Bearer $CREATOR_KEY" -H 'Content-Type: application/json' -d '${JSON.stringify(decision)}'`,
+    '           then approve it with $REVIEWER_KEY: README.md, "Your first decision"',
+    `           (keys with other scopes: npx gatehouse keys create --help; or signed with the admin's signing key: ${signedIssue})`,
+  ].join('\n');
+}
+
 export async function run(args: string[]): Promise<number> {
   let config: ServeSettings | 'help';
   try {
@@ -283,10 +310,7 @@ export async function run(args: string[]): Promise<number> {
         `           POST ${server.url}/v1/keys/${server.adminKey.id}/signing-keys {"jwk": <public JWK>} (docs/signatures.md)`,
     );
   }
-  console.log(
-    `gatehouse: get a sandbox key: npx gatehouse keys create --env sandbox --scopes decisions:read,decisions:write --data-dir ${config.dataDir}\n` +
-      `           or, signed with the admin's signing key: POST ${server.url}/v1/keys {"env":"sandbox","scopes":["decisions:read","decisions:write"]}`,
-  );
+  console.log(firstSteps(server.url, config));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
