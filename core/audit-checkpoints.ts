@@ -4,6 +4,7 @@ import type { AuditSigningKey } from './audit-signing-key.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { Store } from './store.ts';
 import { readStoredRecords, type StoredRecord } from './stored-records.ts';
+import { log } from './log.ts';
 
 /**
  * Signed checkpoints of the audit chain. The chain alone shows an entry changed in place, but not
@@ -126,7 +127,7 @@ export class AuditCheckpointSigner {
     this.signing ??= this.checkpoints
       .sign(this.key)
       .then((seq) => void (this.signedSeq = seq))
-      .catch((error: unknown) => console.error('gatehouse: signing an audit checkpoint failed; the next one will cover its entries', error))
+      .catch((error: unknown) => log.error({ err: error }, 'signing an audit checkpoint failed; the next one will cover its entries'))
       .finally(() => (this.signing = null));
   }
 }

@@ -7,6 +7,7 @@ import { sortableId } from './ids.ts';
 import type { Principal } from './principal.ts';
 import type { RouteRequestFacts } from './route-access.ts';
 import type { Store } from './store.ts';
+import { log } from './log.ts';
 
 /**
  * Proxied requests a route policy held for a human (`gate` other than `auto`). Each one is stored
@@ -185,7 +186,7 @@ export class HeldRequests {
   }
 
   private dispatch(id: string): void {
-    const sending = this.send(id).catch((error) => console.error(`gatehouse: held request ${id} could not be recorded`, error));
+    const sending = this.send(id).catch((error) => log.error({ heldRequest: id, err: error }, 'a held request could not be recorded'));
     this.sending.add(sending);
     void sending.finally(() => this.sending.delete(sending));
   }

@@ -11,6 +11,7 @@ import { evaluatePolicy } from './stages/policy.ts';
 import { rateLimit } from './stages/rate-limit.ts';
 import { throttleUnauthenticated } from './stages/throttle-unauthenticated.ts';
 import { verifySignature } from './stages/verify-signature.ts';
+import { log } from '../core/log.ts';
 
 /**
  * The request lifecycle, in a fixed order, each stage with one job:
@@ -35,7 +36,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   try {
     reply = await commitWithAudit(ctx, reply);
   } catch (error) {
-    console.error(`gatehouse: ${ctx.requestId}: could not commit`, error);
+    log.error({ requestId: ctx.requestId, err: error }, 'could not commit');
     ctx.checks = [];
     ctx.writes = [];
     ctx.events = [];

@@ -31,6 +31,7 @@ import { GATEWAY_DEFAULTS, startGateway, type RunningGateway } from './gateway/g
 import { RoutesSource } from './gateway/routes-config.ts';
 import { ToolExecution } from './gateway/tool-execution.ts';
 import { Upstreams } from './gateway/upstreams.ts';
+import { log } from '../core/log.ts';
 
 /**
  * The /v1 API on uWebSockets.js. Handlers follow the uWS examples: read what is needed from the
@@ -119,7 +120,7 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const host = config.host ?? DEFAULTS.host;
   const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
-  if (auditKey.generated) console.log(`gatehouse: generated the audit checkpoint signing key ${auditKey.key.path}`);
+  if (auditKey.generated) log.info({ path: auditKey.key.path }, 'generated the audit checkpoint signing key');
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
   let draining = false;
   let inFlight = 0;
@@ -147,10 +148,17 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 
   const app = uWS.App();
   const stream = new StreamHub(app, services.events, { ...STREAM_DEFAULTS, ...config.streaming }, services.metrics);
+  // At the default level a request pays one boolean test for its log line; at debug, one JSON
+  // line (a few microseconds).
+  const logRequests = log.isLevelEnabled('debug');
   const send = (res: HttpResponse, ctx: RequestContext, reply: Reply) => {
     const status = String(reply.status);
+    const seconds = (performance.now() - ctx.startedAt) / 1000;
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
-    services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, (performance.now() - ctx.startedAt) / 1000);
+    services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, seconds);
+    if (logRequests) {
+      log.debug({ requestId: ctx.requestId, method: ctx.method, route: ctx.routeLabel, status: reply.status, keyId: ctx.principal?.keyId ?? null, code: ctx.errorCode, ms: seconds * 1000 }, 'request');
+    }
     if (res.aborted) return;
     // The stream's upgrade passed the pipeline: hand the connection to the stream (proxy/streaming/).
     if (reply.status === 101 && res.upgradeContext && ctx.principal) {
@@ -281,7 +289,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
   const interruptedCalls = await services.agents.calls.failInterrupted();
-  if (interruptedCalls) console.log(`gatehouse: ${interruptedCalls} agent tool call(s) interrupted by the last stop marked failed`);
+  if (interruptedCalls) log.warn({ interruptedCalls }, 'agent tool calls interrupted by the last stop are marked failed');
   let gateway: RunningGateway | null = null;
 
   let closing: Promise<void> | undefined;
@@ -323,8 +331,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 
 /** The gateway over the same services, its routes read from the file and followed as it changes. */
 async function startProxyGateway(services: Services, proxy: NonNullable<ServerConfig['proxy']>, host: string, drainTimeoutMs: number | undefined) {
-  const log = { info: (m: string) => console.log(`gatehouse: ${m}`), error: (m: string) => console.error(`gatehouse: ${m}`) };
-  const routes = await RoutesSource.open(proxy.routesFile, log, { jwt: services.jwtIdentities !== null });
+  const routes = await RoutesSource.open(proxy.routesFile, { info: (m: string) => log.info(m), error: (m: string) => log.error(m) }, { jwt: services.jwtIdentities !== null });
   return startGateway({
     services,
     routes,
@@ -341,7 +348,7 @@ async function settle(done: () => boolean, ms: number): Promise<void> {
 }
 
 function logThrottleFailure(error: unknown): void {
-  console.error('gatehouse: could not record the throttled unauthenticated refusals', error);
+  log.error({ err: error }, 'could not record the throttled unauthenticated refusals');
 }
 
 function writeReply(res: HttpResponse, reply: Reply, id: string, close: boolean): void {
@@ -358,7 +365,7 @@ function writeReply(res: HttpResponse, reply: Reply, id: string, close: boolean)
  * inside uWS callbacks and promise handlers, where an exception would end the process.
  */
 function answerInternal(res: HttpResponse, id: string, error: unknown): void {
-  console.error(`gatehouse: ${id}: the request failed outside the pipeline`, error);
+  log.error({ requestId: id, err: error }, 'the request failed outside the pipeline');
   if (res.aborted) return;
   res.aborted = true;
   const reply = problemReply(new GatehouseError('internal', 'the server could not complete this request'), id);
@@ -366,7 +373,7 @@ function answerInternal(res: HttpResponse, id: string, error: unknown): void {
     // What was written before the failure is unknown: the connection is not reused.
     writeReply(res, reply, id, true);
   } catch (writeError) {
-    console.error(`gatehouse: ${id}: could not answer`, writeError);
+    log.error({ requestId: id, err: writeError }, 'could not answer');
   }
 }
 

@@ -18,6 +18,7 @@ import type { RunRecord, RunStore, Step, StepPolicy } from './runs.ts';
 import { HISTORY_STEPS, heldCallFacts, toolCallInput } from './tool-call-input.ts';
 import type { ToolSender } from './tool-sender.ts';
 import type { ToolRecord, ToolRegistry } from './tools.ts';
+import { log } from '../log.ts';
 
 /**
  * The tool-call state machine TOOL_CALL → POLICY_CHECK → HUMAN_APPROVAL → EXECUTE.
@@ -242,7 +243,7 @@ export class ToolCalls {
       const tool = this.tools.get(run.env, step.tool)!;
       const audited = { keyId: run.keyId, decision: record };
       this.store.afterCommit(() => {
-        this.track(run.id, this.execute(run.env, run.id, executing, tool, audited)).catch((error: unknown) => console.error('gatehouse: an approved tool call could not be recorded', error));
+        this.track(run.id, this.execute(run.env, run.id, executing, tool, audited)).catch((error: unknown) => log.error({ runId: run.id, err: error }, 'an approved tool call could not be recorded'));
       });
     } else if (record.status === 'rejected' || record.status === 'cancelled') {
       const withdrawn: Step = Object.assign({}, step, { state: 'withdrawn', completedAt: record.updatedAt });

@@ -7,6 +7,7 @@ import { EndpointStore } from './endpoint.ts';
 import { FanOut } from './fan-out.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './retry-schedule.ts';
 import { WebhookSender } from './sender.ts';
+import { log } from '../log.ts';
 
 /**
  * Webhooks, assembled: endpoints, the outbox, the fan-out from the event log and the
@@ -83,7 +84,7 @@ export class Webhooks {
     this.dispatcher.wake();
     void this.fanOut.run().then(
       () => this.dispatcher.wake(),
-      (error) => console.error('gatehouse: webhook fan-out failed', error),
+      (error) => log.error({ err: error }, 'webhook fan-out failed'),
     );
   }
 }

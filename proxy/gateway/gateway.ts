@@ -18,6 +18,7 @@ import { matchRoute } from './route-match.ts';
 import type { RoutesSource } from './routes-config.ts';
 import { Upstreams } from './upstreams.ts';
 import { handleUpgrade, type UpgradeOutcome } from './websocket.ts';
+import { log } from '../../core/log.ts';
 
 /**
  * The proxy gateway: a node:http listener in front of the upstream services named in the routes
@@ -62,11 +63,11 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const upstreams = new Upstreams({ maxSockets: config.maxSocketsPerUpstream ?? GATEWAY_DEFAULTS.maxSocketsPerUpstream });
   services.heldRequests.setSender(new HeldRequestSending(upstreams, services.limits.bodyBytes));
   const interrupted = await services.heldRequests.failInterrupted();
-  if (interrupted) console.error(`gatehouse: ${interrupted} held request(s) were interrupted mid-send by the last stop and are marked failed`);
+  if (interrupted) log.warn({ interrupted }, 'held requests were interrupted mid-send by the last stop and are marked failed');
 
   const audit = (draft: AuditDraft) => {
     void services.store.commit(() => services.audit.appendInTransaction(draft)).catch((error) => {
-      console.error(`gatehouse: ${draft.requestId}: could not record the proxied request`, error);
+      log.error({ requestId: draft.requestId, err: error }, 'could not record the proxied request');
     });
   };
   const count = (ex: ProxyExchange, outcome: string, status: number) =>
@@ -74,7 +75,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
 
   const refusal = (ex: ProxyExchange, error: unknown): { reply: Reply; code: string } => {
     const refused = asGatehouseError(error);
-    if (refused.code === 'internal' && !(error instanceof GatehouseError)) console.error(`gatehouse: ${ex.requestId}:`, error);
+    if (refused.code === 'internal' && !(error instanceof GatehouseError)) log.error({ requestId: ex.requestId, err: error }, 'the proxied request failed');
     return { reply: problemReply(refused, ex.requestId), code: refused.code };
   };
 

@@ -6,6 +6,7 @@ import type { Url } from 'node:url';
 import httpProxy from 'http-proxy';
 import { stripHopByHop } from './headers.ts';
 import type { ProxyRoute } from './routes-config.ts';
+import { log } from '../../core/log.ts';
 
 /**
  * Forwarding to upstreams with http-proxy: one keep-alive agent per upstream origin, bodies
@@ -97,7 +98,7 @@ export class Upstreams {
       proxyReq.once('response', (proxyRes: IncomingMessage) => answered(proxyRes.statusCode ?? 502));
     });
     // Errors reach the per-call callbacks; this keeps an unexpected one from throwing.
-    this.proxy.on('error', (error) => console.error('gatehouse: proxy:', error.message));
+    this.proxy.on('error', (error) => log.error({ err: error }, 'proxy error'));
   }
 
   /** The keep-alive agent for an upstream's origin. */

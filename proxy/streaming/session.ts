@@ -14,6 +14,7 @@ import {
   type ClientMessage,
 } from './protocol.ts';
 import type { Publisher } from './publisher.ts';
+import { log } from '../../core/log.ts';
 
 /**
  * One stream connection: its subscriptions, and the replay of a `subscribe` with `since`.
@@ -185,7 +186,7 @@ export class Session {
   /** A refused message gets an error; anything else is a bug, logged, and the client told so. */
   private refuse(error: unknown): void {
     if (error instanceof StreamError) return this.send(errorMessage(error));
-    console.error('gatehouse: stream message failed', error);
+    log.error({ err: error }, 'stream message failed');
     this.send(errorMessage(new StreamError('internal', 'the server could not handle this message')));
   }
 
