@@ -8,6 +8,7 @@ import type { SignatureFacts } from '../core/policy-input.ts';
 import type { Principal } from '../core/principal.ts';
 import type { RouteDef } from './route.ts';
 import type { Services } from './services.ts';
+import type { RequestTrace } from './tracing.ts';
 
 /**
  * Everything one request accumulates on its way through the pipeline (proxy/pipeline.ts). Each
@@ -66,4 +67,6 @@ export interface RequestContext {
   responseHeaders: Record<string, string>;
   errorCode: string | null;
   closeConnection: boolean;
+  /** Where the stages began, when tracing is on (proxy/tracing.ts); null when it is off. */
+  trace: RequestTrace | null;
 }

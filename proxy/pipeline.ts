@@ -33,6 +33,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   }
   const throttled = throttleUnauthenticated(ctx, reply);
   if (throttled) return withStageHeaders(ctx, throttled);
+  ctx.trace?.mark('commit');
   try {
     reply = await commitWithAudit(ctx, reply);
   } catch (error) {
@@ -45,6 +46,7 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   } finally {
     releaseIdempotency(ctx);
   }
+  ctx.trace?.mark('emit');
   emit(ctx);
   return withStageHeaders(ctx, reply);
 }
@@ -70,15 +72,22 @@ async function decide(ctx: RequestContext): Promise<Reply> {
     }
     throw new GatehouseError('not_found', `no route for ${ctx.method} ${ctx.path}`);
   }
+  ctx.trace?.mark('authenticate');
   await authenticate(ctx);
+  ctx.trace?.mark('verify-signature');
   verifySignature(ctx);
+  ctx.trace?.mark('rate-limit');
   rateLimit(ctx);
+  ctx.trace?.mark('validate');
   parseBody(ctx);
+  ctx.trace?.mark('idempotency');
   const replay = claimIdempotency(ctx);
   if (replay) return replay;
   try {
     if (route.readsMemory) await ctx.services.memory.written();
+    ctx.trace?.mark('policy');
     evaluatePolicy(ctx);
+    ctx.trace?.mark('handler');
     const reply = await route.handle(ctx);
     rememberReply(ctx, reply);
     return reply;

@@ -20,6 +20,7 @@ import { readBody } from './http/request-body.ts';
 import { malformedHead } from './http/request-head.ts';
 import { statusLine, type Reply } from './http/reply.ts';
 import { runPipeline } from './pipeline.ts';
+import { Tracing } from './tracing.ts';
 import { paramNames, ROUTES, uwsPattern } from './route-table.ts';
 import type { RouteDef } from './route.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from '../core/events/event-log.ts';
@@ -121,6 +122,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const host = config.host ?? DEFAULTS.host;
   const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
   if (auditKey.generated) log.info({ path: auditKey.key.path }, 'generated the audit checkpoint signing key');
+  const tracing = await Tracing.fromEnv();
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
   let draining = false;
   let inFlight = 0;
@@ -156,6 +158,17 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
     services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, seconds);
+    if (ctx.trace) {
+      tracing!.finish(ctx.trace, {
+        name: `${ctx.method} ${ctx.routeLabel}`,
+        startedAt: ctx.startedAt,
+        endedAt: performance.now(),
+        traceparent: ctx.headers['traceparent'],
+        attributes: { 'http.request.method': ctx.method, 'http.route': ctx.routeLabel, 'http.response.status_code': reply.status, 'gatehouse.request_id': ctx.requestId },
+        status: reply.status,
+        policy: ctx.policyCheck,
+      });
+    }
     if (logRequests) {
       log.debug({ requestId: ctx.requestId, method: ctx.method, route: ctx.routeLabel, status: reply.status, keyId: ctx.principal?.keyId ?? null, code: ctx.errorCode, ms: seconds * 1000 }, 'request');
     }
@@ -202,7 +215,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       // Decoded and checked by validation (proxy/stages/path-params.ts), where a bad one is 400.
       const values: Record<string, string> = {};
       params.forEach((name, i) => (values[name] = req.getParameter(i) ?? ''));
-      const ctx = newContext(services, {
+      const ctx = newContext(services, tracing, {
         method,
         path: req.getUrl(),
         query: new URLSearchParams(req.getQuery() ?? ''),
@@ -316,6 +329,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
       await store.close();
+      await tracing?.shutdown();
     })());
 
   if (config.proxy) {
@@ -402,6 +416,7 @@ function listen(app: TemplatedApp, host: string, port: number, reusePort: boolea
 
 function newContext(
   services: Services,
+  tracing: Tracing | null,
   head: Pick<RequestContext, 'method' | 'path' | 'query' | 'rawQuery' | 'headers' | 'params' | 'route' | 'routeLabel' | 'allowed' | 'lateForShutdown' | 'malformed' | 'remoteAddress'>,
 ): RequestContext {
   return Object.assign(head, {
@@ -427,6 +442,7 @@ function newContext(
     responseHeaders: {},
     errorCode: null,
     closeConnection: false,
+    trace: tracing ? tracing.begin() : null,
   });
 }
 
