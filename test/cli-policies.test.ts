@@ -17,7 +17,8 @@ interface Run {
 
 function gatehouse(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
+    // A run that hangs is killed (by its PID) rather than left to the test's timeout.
+    execFile(process.execPath, [CLI, ...args], { timeout: 180_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -128,6 +129,63 @@ t.test('policies test reports passes and failures like opa test', async (t) => {
   t.notMatch(fail.stdout, /PASS/, 'passes are listed only with --verbose');
 });
 
+t.test('policies eval answers a query like opa eval, on the compiled Wasm', async (t) => {
+  const root = sources(t);
+  const src = path.join(root, 'src');
+  const input = path.join(root, 'input.json');
+  await writeFile(input, JSON.stringify({ amount: 5, principal: { roles: [] } }));
+
+  const doc = await gatehouse('policies', 'eval', 'data.gatehouse.sample.v1.allow', '-d', src, '-i', input);
+  t.equal(doc.code, 0, doc.stderr);
+  t.same(JSON.parse(doc.stdout), {
+    result: [{ expressions: [{ value: true, text: 'data.gatehouse.sample.v1.allow', location: { row: 1, col: 1 } }] }],
+  });
+
+  const denied = await gatehouse('policies', 'eval', 'data.gatehouse.sample.v1.allow', '-d', src, '--format', 'pretty');
+  t.equal(denied.stdout.trim(), 'false', 'a false term is reported, as OPA captures it');
+
+  const failing = await gatehouse('policies', 'eval', 'data.sample.limit > 1000', '-d', src);
+  t.same(JSON.parse(failing.stdout), {}, 'a comparison that fails leaves no result');
+
+  const bound = await gatehouse('policies', 'eval', 'some r in ["a", "b"]; n := count(r) + data.sample.limit', '-d', src);
+  t.same(
+    JSON.parse(bound.stdout).result.map((r: { bindings: unknown }) => r.bindings),
+    [{ n: 101, r: 'a' }, { n: 101, r: 'b' }],
+    'one result per solution, with the bindings',
+  );
+
+  const bad = await gatehouse('policies', 'eval', 'count(', '-d', src);
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /^<query>:1:7: parse error: .+\n {2}count\(\n {8}\^/m, 'the error points into the query');
+});
+
+t.test('policies check reports parse and safety errors; fmt prints, checks and rewrites canonically', async (t) => {
+  const root = t.testdir({
+    'messy.rego': 'package gatehouse.messy\nimport rego.v1\nallow if {   input.a==1 # why\n# alone\n  input.b  }\n\n\nlimits := {"a": [1,2],\n"b": 3}\n',
+    'unsafe.rego': 'package gatehouse.unsafe\n\nallow if y\n',
+    'broken.rego': 'package gatehouse.broken\n\nallow if {\n',
+  });
+  const messy = path.join(root, 'messy.rego');
+  const canonical = 'package gatehouse.messy\n\nimport rego.v1\n\nallow if {\n\tinput.a == 1 # why\n\t# alone\n\tinput.b\n}\n\nlimits := {\n\t"a": [1, 2],\n\t"b": 3,\n}\n';
+
+  t.equal((await gatehouse('policies', 'check', messy)).code, 0);
+  const failing = await gatehouse('policies', 'check', root);
+  t.equal(failing.code, 1);
+  t.match(failing.stderr, /broken\.rego:\d+:\d+: parse error: /, 'every file is checked');
+  const unsafe = await gatehouse('policies', 'check', path.join(root, 'unsafe.rego'));
+  t.match(unsafe.stderr, /unsafe\.rego:3:10: check error: var y is unsafe\n {2}allow if y\n {11}\^/);
+
+  const printed = await gatehouse('policies', 'fmt', messy);
+  t.equal(printed.stdout, canonical);
+  const checked = await gatehouse('policies', 'fmt', '--check', messy);
+  t.equal(checked.code, 1, '--check fails on a file that is not formatted');
+  t.equal(checked.stdout.trim(), messy);
+  t.not(await readFile(messy, 'utf8'), canonical, '--check writes nothing');
+  t.equal((await gatehouse('policies', 'fmt', '-w', messy)).code, 0);
+  t.equal(await readFile(messy, 'utf8'), canonical, '-w rewrites the file');
+  t.equal((await gatehouse('policies', 'fmt', '--check', messy)).code, 0, 'formatted output is stable');
+});
+
 t.test('usage errors exit 2', async (t) => {
   const root = sources(t);
   for (const args of [
@@ -136,9 +194,19 @@ t.test('usage errors exit 2', async (t) => {
     ['policies', 'build', path.join(root, 'src')],
     ['policies', 'build', '--out', path.join(root, 'out')],
     ['policies', 'test', path.join(root, 'src'), '--bogus'],
+    ['policies', 'eval'],
+    ['policies', 'eval', 'true', '--format', 'yaml'],
   ]) {
     const run = await gatehouse(...args);
     t.equal(run.code, 2, args.join(' '));
     t.match(run.stderr, /usage: gatehouse policies/);
+  }
+});
+
+t.test('every subcommand answers --help with its usage', async (t) => {
+  for (const command of ['build', 'test', 'eval', 'check', 'fmt', 'runtime']) {
+    const run = await gatehouse('policies', command, '--help');
+    t.equal(run.code, 0, command);
+    t.match(run.stdout, new RegExp(`^usage: gatehouse policies ${command}`), command);
   }
 });

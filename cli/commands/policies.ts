@@ -1,33 +1,41 @@
 /**
- * `gatehouse policies`: build Rego policies into Wasm modules, run Rego tests, build the runtime.
+ * `gatehouse policies`: the OPA-style tooling (build, test, eval, check, fmt) over Gatehouse's Rego compiler,
+ * and building the Wasm runtime the policies link against.
  */
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { compileErrorsOf } from '../../policies/compiler/error-collector.ts';
+import type { SourceFile } from '../../policies/compiler/index.ts';
 
-export const summary = 'build and test Rego policies, build the Wasm runtime they link against';
+export const summary = 'build, test, evaluate, check and format Rego policies; build the Wasm runtime';
 
-const USAGE = `usage: gatehouse policies <command>
-
-commands:
-  build <dir> --out <outdir> [--ir]   compile every <name>-v<N>.rego of <dir> into <outdir>
-                                      (--ir also writes each policy's plan as <name>.ir.txt)
-  test <dir> [--verbose]              run the test_* rules of <dir>'s *_test.rego files
-                                      (--verbose lists passing tests too)
-  runtime                             build the Wasm runtime every policy links against`;
+/** One subcommand: its usage (printed by `--help`) and what it runs. */
+interface Subcommand {
+  usage: string;
+  run(args: string[]): Promise<number>;
+}
 
 /** A command line that does not fit the usage: exit code 2. */
 class UsageError extends Error {}
 
-function parse(args: string[], options: ParseArgsConfig['options'], positionals: number) {
+/** `--help` on a subcommand: print its usage, exit 0. */
+class HelpRequested extends Error {}
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, positionals: { min: number; max: number }) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: options ?? {}, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: { ...options, ...HELP }, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (parsed.positionals.length !== positionals) {
-    throw new UsageError(`expected ${positionals} argument${positionals === 1 ? '' : 's'}, got ${parsed.positionals.length}`);
+  if ((parsed.values as { help?: boolean }).help) throw new HelpRequested();
+  const count = parsed.positionals.length;
+  if (count < positionals.min || count > positionals.max) {
+    const expected = positionals.min === positionals.max ? `${positionals.min}` : positionals.max === Infinity ? `at least ${positionals.min}` : `${positionals.min} to ${positionals.max}`;
+    throw new UsageError(`expected ${expected} argument${positionals.max === 1 ? '' : 's'}, got ${count}`);
   }
   return parsed;
 }
@@ -37,7 +45,7 @@ function formatKiB(bytes: number): string {
 }
 
 async function build(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { out: { type: 'string' }, ir: { type: 'boolean' } }, 1);
+  const { values, positionals } = parse(args, { out: { type: 'string' }, ir: { type: 'boolean' } }, { min: 1, max: 1 });
   if (typeof values.out !== 'string') throw new UsageError('--out <outdir> is required');
   const [sourceDir] = positionals as [string];
   const { buildPolicies } = await import('../../policies/compiler/build.ts');
@@ -56,22 +64,148 @@ async function build(args: string[]): Promise<number> {
 }
 
 async function test(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { verbose: { type: 'boolean', short: 'v' } }, 1);
+  const { values, positionals } = parse(args, { verbose: { type: 'boolean', short: 'v' } }, { min: 1, max: 1 });
   const { runPolicyTests, formatTestReport } = await import('../../policies/compiler/test-runner.ts');
   const report = await runPolicyTests(positionals[0]!);
   console.log(formatTestReport(report, values.verbose === true));
   return report.failed + report.errored > 0 ? 1 : 0;
 }
 
+/** What `-d` names: directories (their modules, tests and top-level data.json), `.rego` and `.json` files. */
+async function loadSources(paths: string[]): Promise<{ modules: SourceFile[]; data: Record<string, unknown> }> {
+  const { readSourceTree } = await import('../../policies/compiler/source-tree.ts');
+  const { readJson } = await import('../../policies/engine/registry.ts');
+  const modules: SourceFile[] = [];
+  const data: Record<string, unknown> = {};
+  const addData = async (file: string) => {
+    const doc = await readJson(file);
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error(`${file}: a data document must be an object`);
+    Object.assign(data, doc);
+  };
+  for (const p of paths) {
+    if ((await stat(p)).isDirectory()) {
+      const tree = await readSourceTree(p);
+      modules.push(...tree.modules, ...tree.tests);
+      if (tree.dataFile) await addData(tree.dataFile);
+    } else if (p.endsWith('.json')) {
+      await addData(p);
+    } else {
+      modules.push({ path: p, text: await readFile(p, 'utf8') });
+    }
+  }
+  return { modules, data };
+}
+
+async function evaluate(args: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    args,
+    { data: { type: 'string', short: 'd', multiple: true }, input: { type: 'string', short: 'i' }, format: { type: 'string', short: 'f', default: 'json' } },
+    { min: 1, max: 1 },
+  );
+  if (values.format !== 'json' && values.format !== 'pretty') throw new UsageError(`--format is json or pretty, not '${values.format}'`);
+  const { evaluateQuery, formatPretty } = await import('../../policies/compiler/query.ts');
+  const { modules, data } = await loadSources(values.data ?? []);
+  const { readJson } = await import('../../policies/engine/registry.ts');
+  const input = values.input === undefined ? undefined : await readJson(values.input);
+  const output = await evaluateQuery(positionals[0]!, { modules, data, input });
+  console.log(values.format === 'pretty' ? formatPretty(output) : JSON.stringify(output, null, 2));
+  return 0;
+}
+
+async function check(args: string[]): Promise<number> {
+  const { positionals } = parse(args, {}, { min: 1, max: Infinity });
+  const { checkModules } = await import('../../policies/compiler/index.ts');
+  const { modules } = await loadSources(positionals);
+  checkModules(modules);
+  return 0;
+}
+
+async function format(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { check: { type: 'boolean' }, write: { type: 'boolean', short: 'w' } }, { min: 1, max: Infinity });
+  if (values.check && values.write) throw new UsageError('--check and -w exclude each other');
+  const { formatModule, FormatError } = await import('../../policies/compiler/format/index.ts');
+  const { ErrorCollector } = await import('../../policies/compiler/error-collector.ts');
+  const { modules } = await loadSources(positionals);
+  const errors = new ErrorCollector();
+  const refused: string[] = [];
+  let changed = 0;
+  for (const file of modules) {
+    let formatted: string;
+    try {
+      formatted = formatModule(file.path, file.text);
+    } catch (err) {
+      if (err instanceof FormatError) refused.push(err.message);
+      else errors.add(err);
+      continue;
+    }
+    if (values.check || values.write) {
+      if (formatted === file.text) continue;
+      changed++;
+      if (values.write) await writeFile(file.path, formatted);
+      console.log(file.path);
+    } else {
+      process.stdout.write(formatted);
+    }
+  }
+  for (const message of refused) console.error(message);
+  errors.throwIfAny();
+  return refused.length > 0 || (values.check && changed > 0) ? 1 : 0;
+}
+
 async function runtime(args: string[]): Promise<number> {
-  parse(args, {}, 0);
+  parse(args, {}, { min: 0, max: 0 });
   const { ensureRuntime, RUNTIME_WASM_PATH } = await import('../../policies/runtime/build.ts');
   const wasm = await ensureRuntime();
   console.log(`runtime ready: ${path.relative(process.cwd(), RUNTIME_WASM_PATH)} (${formatKiB(wasm.byteLength)})`);
   return 0;
 }
 
-const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = { build, test, runtime };
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  build: {
+    usage: `build <dir> --out <outdir> [--ir]
+    Compile every <name>-v<N>.rego of <dir> into <outdir>, with the directory's other modules
+    as libraries. --ir also writes each policy's plan as <name>.ir.txt.`,
+    run: build,
+  },
+  test: {
+    usage: `test <dir> [--verbose]
+    Run the test_* rules of <dir>'s *_test.rego files, like opa test.
+    --verbose (-v) lists passing tests too.`,
+    run: test,
+  },
+  eval: {
+    usage: `eval '<query>' [-d <dir|file>]… [-i <input.json>] [--format json|pretty]
+    Evaluate a Rego query, like opa eval, on a module compiled from the query and the Rego of
+    each -d (a directory: its modules, tests and top-level data.json; or a .rego or .json file).
+    --format json (default) prints OPA's result set; pretty prints the value alone.`,
+    run: evaluate,
+  },
+  check: {
+    usage: `check <dir|file>…
+    Parse and check the Rego of each directory or file, like opa check: names, safety,
+    recursion. Prints the errors (file:line:col, the line, a caret); exit 1 when there are any.`,
+    run: check,
+  },
+  fmt: {
+    usage: `fmt <dir|file>… [--check | -w]
+    Format Rego canonically, like opa fmt. Prints the formatted modules; --check lists the files
+    that are not formatted (exit 1 if any); -w rewrites them in place and lists them. A module
+    the formatter cannot print faithfully is refused and left as it is (exit 1).`,
+    run: format,
+  },
+  runtime: {
+    usage: `runtime
+    Build the Wasm runtime every policy links against.`,
+    run: runtime,
+  },
+};
+
+const USAGE = `usage: gatehouse policies <command> [options]   (gatehouse policies <command> --help)
+
+commands:
+${Object.values(SUBCOMMANDS)
+  .map((s) => `  ${s.usage.split('\n')[0]}`)
+  .join('\n')}`;
 
 /** Runs `gatehouse policies …`; returns the exit code (1 for compile errors, 2 for usage). */
 export async function run(args: string[]): Promise<number> {
@@ -85,11 +219,16 @@ export async function run(args: string[]): Promise<number> {
     console.error(name ? `gatehouse policies: unknown command '${name}'\n\n${USAGE}` : USAGE);
     return 2;
   }
+  const usage = `usage: gatehouse policies ${subcommand.usage}`;
   try {
-    return await subcommand(rest);
+    return await subcommand.run(rest);
   } catch (err) {
+    if (err instanceof HelpRequested) {
+      console.log(usage);
+      return 0;
+    }
     if (err instanceof UsageError) {
-      console.error(`gatehouse policies ${name}: ${err.message}\n\n${USAGE}`);
+      console.error(`gatehouse policies ${name}: ${err.message}\n\n${usage}`);
       return 2;
     }
     const compileErrors = compileErrorsOf(err);

@@ -33,11 +33,8 @@ export interface CompiledModule {
   ir: string;
 }
 
-/**
- * Compiles Rego modules into one OPA-ABI Wasm module with the given entrypoints.
- * Throws `CompileErrors` (every parse error of every file, or the first check/plan error).
- */
-export async function compileModules(files: SourceFile[], options: CompileOptions): Promise<CompiledModule> {
+/** Parses every file; throws `CompileErrors` with every parse error of every file. */
+function parseAll(files: SourceFile[]): Module[] {
   const modules: Module[] = [];
   const errors: CompileError[] = [];
   for (const file of files) {
@@ -49,6 +46,30 @@ export async function compileModules(files: SourceFile[], options: CompileOption
     }
   }
   if (errors.length > 0) throw new CompileErrors(errors);
+  return modules;
+}
+
+/**
+ * Finds what `opa check` finds, without emitting: every rule is planned because safety is
+ * checked there. Throws `CompileErrors`.
+ */
+export function checkModules(files: SourceFile[]): void {
+  const modules = parseAll(files);
+  try {
+    renameWildcards(modules);
+    planProgram(checkProgram(modules), []);
+  } catch (err) {
+    if (err instanceof CompileError) throw new CompileErrors([err]);
+    throw err;
+  }
+}
+
+/**
+ * Compiles Rego modules into one OPA-ABI Wasm module with the given entrypoints.
+ * Throws `CompileErrors` (every parse error of every file, or the first check/plan error).
+ */
+export async function compileModules(files: SourceFile[], options: CompileOptions): Promise<CompiledModule> {
+  const modules = parseAll(files);
   let policy: Policy;
   try {
     renameWildcards(modules);

@@ -42,7 +42,8 @@ export interface LoadOptions {
   dataOverrides?: ReadonlyMap<string, unknown>;
 }
 
-async function readJson(file: string): Promise<unknown> {
+/** A JSON file's document; throws naming the file when it is not JSON. */
+export async function readJson(file: string): Promise<unknown> {
   const text = await readFile(file, 'utf8');
   try {
     return JSON.parse(text);
