@@ -2,19 +2,7 @@
  * The gatehouse package: the server, its typed client, and the core types they share.
  */
 export { startServer, DEFAULTS, type RunningServer, type ServerConfig } from './proxy/server.ts';
-export {
-  GatehouseClient,
-  type ClientOptions,
-  type Decision,
-  type DecisionAction,
-  type DecisionFilter,
-  type IssuedKey,
-  type Key,
-  type RegisteredSigningKey,
-  type Trace,
-  type WriteOptions,
-} from './proxy/client/gatehouse-client.ts';
-export * from './proxy/client/errors.ts';
+export * from './proxy/client/index.ts';
 export { signRequest, signingKeyFromJwk, type SigningKey, type SignOptions } from './core/signatures/signer.ts';
 export { contentDigest } from './core/signatures/content-digest.ts';
 export { openApiDocument } from './proxy/openapi.ts';

@@ -10,6 +10,7 @@ import {
   PolicyDeniedError,
   RateLimitedError,
   UnknownPolicyError,
+  type Trace,
 } from '../index.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { startTestServer } from './helpers/gatehouse.ts';
@@ -24,8 +25,8 @@ const scopes = ['decisions:read', 'decisions:write', 'decisions:approve', 'decis
 t.test('every route, typed results and typed errors', async (t) => {
   const { url, admin, adminSigner } = await startTestServer(t, { policies: engine, rateLimits: { sandbox: { ratePerSecond: 0.1, burst: 40 } } });
   const operator = new GatehouseClient({ baseUrl: url, apiKey: admin, signer: adminSigner });
-  t.ok(await operator.health());
-  t.ok(await operator.ready());
+  t.ok(await operator.healthz());
+  t.equal((await operator.readyz()).status, 'ready');
   const creatorKey = await operator.createKey({ env: 'sandbox', scopes: [...scopes], name: 'creator' });
   const approverKey = await operator.createKey({ env: 'sandbox', scopes: [...scopes], name: 'approver' });
   t.match(creatorKey, { key: /^gh_test_/, status: 'active' });
@@ -36,16 +37,16 @@ t.test('every route, typed results and typed errors', async (t) => {
   const decision = await creator.createDecision({ title: 'Rotate creds', policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 88 }] });
   t.equal(decision.label, 'human_approval:approve', 'the combined gate:nextAction label');
   t.equal((await creator.getDecision(decision.id)).label, 'human_approval:approve');
-  t.equal((await approver.approve(decision.id, { comment: 'ok' })).label, 'human_approval:execute');
-  t.equal((await approver.execute(decision.id)).status, 'executed');
-  const trace = await creator.trace(decision.auditTrail);
+  t.equal((await approver.approveDecision(decision.id, { comment: 'ok' })).label, 'human_approval:execute');
+  t.equal((await approver.executeDecision(decision.id)).status, 'executed');
+  const trace = (await creator.getTrace(decision.auditTrail)) as Trace;
   t.equal(trace.entries.length, 4);
 
   const second = await creator.createDecision({ title: 'Tiny', policy: 'decision-gate-v1', context: 'routine' });
   t.equal(second.label, 'auto:execute');
-  t.equal((await creator.cancel(second.id)).status, 'cancelled');
+  t.equal((await creator.cancelDecision(second.id)).status, 'cancelled');
   const third = await creator.createDecision({ title: 'Risky', policy: 'decision-gate-v1', context: [{ source: 'risk:blast_radius', value: 99 }] });
-  t.equal((await approver.reject(third.id, { comment: 'no' })).status, 'rejected');
+  t.equal((await approver.rejectDecision(third.id, { comment: 'no' })).status, 'rejected');
 
   const ids: string[] = [];
   for await (const d of creator.decisions({ limit: 1 })) ids.push(d.id);
@@ -56,12 +57,12 @@ t.test('every route, typed results and typed errors', async (t) => {
   await t.rejects(creator.listKeys(), PermissionError);
   await t.rejects(creator.getDecision('dec_missing0000'), NotFoundError);
   await t.rejects(creator.createDecision({ title: 'x', policy: 'nope-v1', context: 'x' }), UnknownPolicyError);
-  await t.rejects(creator.approve(decision.id), ConflictError);
+  await t.rejects(creator.approveDecision(decision.id), ConflictError);
   const denied = await creator.createDecision({ title: 'x', policy: 'spend-approval-v1', context: 'no amount' }).catch((e) => e);
   t.type(denied, PolicyDeniedError);
   t.ok(denied.reasons.includes('the context must carry a numeric finance:amount'));
   t.match(denied.auditTrail, /^trace_/);
-  t.equal((await creator.trace(denied.auditTrail)).entries[0]!.status, 403);
+  t.equal(((await creator.getTrace(denied.auditTrail)) as Trace).entries[0]!.status, 403);
   const revoked = await operator.revokeKey(approverKey.id);
   t.equal(revoked.status, 'revoked');
   await t.rejects(approver.getDecision(decision.id), AuthenticationError);

@@ -1,255 +1,346 @@
-import { randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type {
-  ActionBody,
-  CreateDecisionBody,
-  CreatedKey,
-  CreateKeyBody,
-  Decision as DecisionSchema,
-  Key as KeySchema,
-  ListDecisionsQuery,
-  Trace as TraceSchema,
-} from '../schemas.ts';
-import { signRequest, type SigningKey } from '../../core/signatures/signer.ts';
+import type * as A from '../agent-schemas.ts';
+import type * as C from '../context-schemas.ts';
+import type * as I from '../impact-schemas.ts';
+import type * as M from '../memory-schemas.ts';
+import type { AuditStatus } from '../routes/audit.ts';
+import type { DecisionResult } from '../routes/decision-results.ts';
+import type { Held } from '../routes/held.ts';
+import type { PolicyList } from '../routes/policies.ts';
+import type { Session } from '../routes/sessions.ts';
 import type { RegisterSigningKeyBody, SigningKey as SigningKeySchema } from '../routes/signing-key-schemas.ts';
-import { errorFor, type ProblemDocument } from './errors.ts';
+import type * as S from '../schemas.ts';
+import type * as W from '../webhook-schemas.ts';
+import { subscribe, type StreamEvent, type SubscribeOptions } from './stream.ts';
+import { seg, Transport, type ClientOptions, type WriteOptions } from './transport.ts';
 
 /**
- * A typed client for the /v1 API. Types come from the same schemas the server validates with.
- *
- * Every write that accepts an Idempotency-Key gets one (yours, or a random one), and retries
- * reuse it: a retry after a lost response is answered from the server's record instead of acting
- * twice. Retries happen on network failures, 5xx, 429 (after Retry-After) and 409
- * `idempotency_in_flight`, with exponential backoff.
+ * A typed client for the /v1 API: one method per operation, named by its operationId (the
+ * OpenAPI document's), with types from the same schemas the server validates with. Lists that
+ * page have async iterators; writes that accept an Idempotency-Key always send one and retry
+ * with it (proxy/client/transport.ts).
  */
-export type Decision = Static<typeof DecisionSchema> & {
+export type Decision = Static<typeof S.Decision> & {
   /** `<gate>:<nextAction>`, e.g. `human_approval:approve`. */
   label: string;
 };
-export type Key = Static<typeof KeySchema>;
-export type IssuedKey = Static<typeof CreatedKey>;
-export type Trace = Static<typeof TraceSchema>;
-export type DecisionFilter = ListDecisionsQuery;
+export type Key = Static<typeof S.Key>;
+export type IssuedKey = Static<typeof S.CreatedKey>;
+export type Trace = Static<typeof S.Trace>;
+export type InfluenceTrace = Static<typeof I.InfluenceTrace>;
+export type DecisionFilter = S.ListDecisionsQuery;
 export type DecisionAction = 'approve' | 'reject' | 'execute' | 'cancel';
 export type RegisteredSigningKey = Static<typeof SigningKeySchema>;
+export type MemoryItem = Static<typeof M.MemoryItem>;
+export type Objective = Static<typeof M.ObjectiveWithDecisions>;
+export type WebhookEndpoint = Static<typeof W.WebhookEndpoint>;
+export type WebhookEndpointWithSecret = Static<typeof W.WebhookEndpointWithSecret>;
+export type WebhookDelivery = Static<typeof W.Delivery>;
+export type AgentRun = Static<typeof A.Run>;
+export type ToolCallResult = Static<typeof A.ToolCallResult>;
+export type { ClientOptions, WriteOptions };
 
-export interface ClientOptions {
-  baseUrl: string;
-  apiKey?: string;
-  /** Attempts after the first (default 2). */
-  retries?: number;
-  /** First backoff delay in ms, doubled each retry (default 100). */
-  retryDelayMs?: number;
-  /** Longest wait honoured from Retry-After, in ms (default 5000). */
-  maxRetryAfterMs?: number;
-  timeoutMs?: number;
-  headers?: Record<string, string>;
-  /**
-   * Signs every request (RFC 9421, core/signatures/signer.ts) with this key: production keys
-   * must. Each attempt is signed afresh, so a retry is not refused as a replay.
-   */
-  signer?: SigningKey;
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
 }
 
-export interface WriteOptions {
-  idempotencyKey?: string;
-  traceparent?: string;
-}
-
-export interface RawResponse {
-  status: number;
-  headers: Headers;
-  body: string;
-  replayed: boolean;
-}
-
-interface RequestPlan {
-  method: 'GET' | 'POST' | 'DELETE';
-  path: string;
-  body?: unknown;
-  /** Safe to send again: reads, and writes carrying an Idempotency-Key. */
-  retryable: boolean;
-  headers?: Record<string, string>;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function labelled(decision: Static<typeof DecisionSchema>): Decision {
+function labelled(decision: Static<typeof S.Decision>): Decision {
   return { ...decision, label: `${decision.gate}:${decision.nextAction}` };
 }
 
 export class GatehouseClient {
-  private readonly baseUrl: string;
-  private readonly options: Required<Omit<ClientOptions, 'apiKey' | 'timeoutMs' | 'headers' | 'signer'>> & ClientOptions;
+  private readonly http: Transport;
 
   constructor(options: ClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.options = { retries: 2, retryDelayMs: 100, maxRetryAfterMs: 5000, ...options };
+    this.http = new Transport(options);
   }
 
-  async createDecision(body: CreateDecisionBody, options: WriteOptions = {}): Promise<Decision> {
-    return labelled(await this.write('POST', '/v1/decisions', body, options));
+  // Decisions
+
+  async createDecision(body: S.CreateDecisionBody, options?: WriteOptions): Promise<Decision> {
+    return labelled(await this.http.idempotent('POST', '/v1/decisions', body, options));
   }
 
   async getDecision(id: string): Promise<Decision> {
-    return labelled(await this.read(`/v1/decisions/${encodeURIComponent(id)}`));
+    return labelled(await this.http.read(`/v1/decisions/${seg(id)}`));
   }
 
-  async listDecisions(filter: Partial<DecisionFilter> = {}): Promise<{ data: Decision[]; nextCursor: string | null }> {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(filter)) if (value !== undefined) query.set(name, String(value));
-    const page = await this.read<{ data: Static<typeof DecisionSchema>[]; nextCursor: string | null }>(
-      `/v1/decisions${query.size ? `?${query}` : ''}`,
-    );
+  async listDecisions(filter: Partial<DecisionFilter> = {}): Promise<Page<Decision>> {
+    const page = await this.http.read<Page<Static<typeof S.Decision>>>('/v1/decisions', filter);
     return { data: page.data.map(labelled), nextCursor: page.nextCursor };
   }
 
   /** Every decision matching `filter`, page after page. */
-  async *decisions(filter: Partial<Omit<DecisionFilter, 'cursor'>> = {}): AsyncGenerator<Decision> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listDecisions({ ...filter, ...(cursor ? { cursor } : {}) });
-      yield* page.data;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  decisions(filter: Partial<Omit<DecisionFilter, 'cursor'>> = {}): AsyncGenerator<Decision> {
+    return pages((cursor) => this.listDecisions({ ...filter, ...(cursor ? { cursor } : {}) }));
   }
 
-  async act(id: string, action: DecisionAction, body: ActionBody = {}, options: WriteOptions = {}): Promise<Decision> {
-    return labelled(await this.write('POST', `/v1/decisions/${encodeURIComponent(id)}/${action}`, body, options));
+  countDecisions(filter: S.DecisionCountsQuery = {}): Promise<Static<typeof S.DecisionCounts>> {
+    return this.http.read('/v1/decisions/counts', filter);
   }
 
-  approve(id: string, body: ActionBody = {}, options: WriteOptions = {}): Promise<Decision> {
+  approveDecision(id: string, body: S.ActionBody = {}, options?: WriteOptions): Promise<Decision> {
     return this.act(id, 'approve', body, options);
   }
 
-  reject(id: string, body: ActionBody = {}, options: WriteOptions = {}): Promise<Decision> {
+  rejectDecision(id: string, body: S.ActionBody = {}, options?: WriteOptions): Promise<Decision> {
     return this.act(id, 'reject', body, options);
   }
 
-  execute(id: string, body: ActionBody = {}, options: WriteOptions = {}): Promise<Decision> {
+  executeDecision(id: string, body: S.ActionBody = {}, options?: WriteOptions): Promise<Decision> {
     return this.act(id, 'execute', body, options);
   }
 
-  cancel(id: string, body: ActionBody = {}, options: WriteOptions = {}): Promise<Decision> {
+  cancelDecision(id: string, body: S.ActionBody = {}, options?: WriteOptions): Promise<Decision> {
     return this.act(id, 'cancel', body, options);
   }
 
-  /** Issues a key. Not retried: the route takes no Idempotency-Key (its reply holds the secret). */
-  createKey(body: CreateKeyBody): Promise<IssuedKey> {
-    return this.json({ method: 'POST', path: '/v1/keys', body, retryable: false });
+  /** What a proxied request or tool call held by the decision sent, once it was sent. */
+  getDecisionResult(id: string): Promise<Static<typeof DecisionResult>> {
+    return this.http.read(`/v1/decisions/${seg(id)}/result`);
+  }
+
+  getHeld(id: string): Promise<Static<typeof Held>> {
+    return this.http.read(`/v1/decisions/${seg(id)}/held`);
+  }
+
+  // Keys and signing keys
+
+  /** Not retried: the route takes no Idempotency-Key (its reply holds the secret). */
+  createKey(body: S.CreateKeyBody): Promise<IssuedKey> {
+    return this.http.once('POST', '/v1/keys', body);
   }
 
   async listKeys(env?: 'sandbox' | 'production'): Promise<Key[]> {
-    return (await this.read<{ data: Key[] }>(`/v1/keys${env ? `?env=${env}` : ''}`)).data;
+    return (await this.http.read<{ data: Key[] }>('/v1/keys', { env })).data;
   }
 
-  revokeKey(id: string, options: WriteOptions = {}): Promise<Key> {
-    return this.write('DELETE', `/v1/keys/${encodeURIComponent(id)}`, undefined, options);
+  revokeKey(id: string, options?: WriteOptions): Promise<Key> {
+    return this.http.idempotent('DELETE', `/v1/keys/${seg(id)}`, undefined, options);
   }
 
   /** Registers a signing key (a public JWK, or an HMAC secret) for API key `keyId`. */
-  registerSigningKey(keyId: string, body: RegisterSigningKeyBody, options: WriteOptions = {}): Promise<RegisteredSigningKey> {
-    return this.write('POST', `/v1/keys/${encodeURIComponent(keyId)}/signing-keys`, body, options);
+  registerSigningKey(keyId: string, body: RegisterSigningKeyBody, options?: WriteOptions): Promise<RegisteredSigningKey> {
+    return this.http.idempotent('POST', `/v1/keys/${seg(keyId)}/signing-keys`, body, options);
   }
 
   async listSigningKeys(keyId: string): Promise<RegisteredSigningKey[]> {
-    return (await this.read<{ data: RegisteredSigningKey[] }>(`/v1/keys/${encodeURIComponent(keyId)}/signing-keys`)).data;
+    return (await this.http.read<{ data: RegisteredSigningKey[] }>(`/v1/keys/${seg(keyId)}/signing-keys`)).data;
   }
 
-  revokeSigningKey(keyId: string, kid: string, options: WriteOptions = {}): Promise<RegisteredSigningKey> {
-    return this.write('DELETE', `/v1/keys/${encodeURIComponent(keyId)}/signing-keys/${encodeURIComponent(kid)}`, undefined, options);
+  revokeSigningKey(keyId: string, kid: string, options?: WriteOptions): Promise<RegisteredSigningKey> {
+    return this.http.idempotent('DELETE', `/v1/keys/${seg(keyId)}/signing-keys/${seg(kid)}`, undefined, options);
   }
 
-  /** The audit entries of a decision, by trace reference or decision id. */
-  trace(ref: string): Promise<Trace> {
-    return this.read(`/v1/impact/trace?ref=${encodeURIComponent(ref)}`);
+  // Sessions (the console's; a browser page keeps the cookie)
+
+  createSession(): Promise<Static<typeof Session>> {
+    return this.http.once('POST', '/v1/sessions');
   }
+
+  getSession(): Promise<Static<typeof Session>> {
+    return this.http.read('/v1/sessions/current');
+  }
+
+  async deleteSession(): Promise<void> {
+    await this.http.once('DELETE', '/v1/sessions/current');
+  }
+
+  // Policies, audit, impact
+
+  async listPolicies(): Promise<Static<typeof PolicyList>['data']> {
+    return (await this.http.read<Static<typeof PolicyList>>('/v1/policies')).data;
+  }
+
+  auditStatus(): Promise<Static<typeof AuditStatus>> {
+    return this.http.read('/v1/audit/status');
+  }
+
+  /** A decision's trace (by trace reference or decision id), or, for `input` and `objective`, what it influenced. */
+  getTrace(query: string | I.TraceQuery): Promise<Trace | InfluenceTrace> {
+    return this.http.read('/v1/impact/trace', typeof query === 'string' ? { ref: query } : query);
+  }
+
+  // Memory and context
+
+  writeMemory(body: M.WriteMemoryBody, options?: WriteOptions): Promise<MemoryItem> {
+    return this.http.idempotent('POST', '/v1/memory', body, options);
+  }
+
+  listMemory(filter: M.ListMemoryQuery = {}): Promise<Page<MemoryItem> & { revision: number }> {
+    return this.http.read('/v1/memory', filter);
+  }
+
+  /** Every live item matching `filter`, page after page, all from the memory state of the first page. */
+  async *memoryItems(filter: Omit<M.ListMemoryQuery, 'cursor'> = {}): AsyncGenerator<MemoryItem> {
+    let asOf = filter.asOf;
+    yield* pages(async (cursor) => {
+      const page = await this.listMemory({ ...filter, ...(asOf ? { asOf } : {}), ...(cursor ? { cursor } : {}) });
+      asOf ??= String(page.revision);
+      return page;
+    });
+  }
+
+  queryMemory(body: M.QueryMemoryBody): Promise<Static<typeof M.MemoryAnswer>> {
+    return this.http.json({ method: 'POST', path: '/v1/memory/query', body, retryable: true });
+  }
+
+  /** An item by id or `namespace:key`: its current version, or one version (`version`, `asOf`). */
+  getMemory(id: string, query: M.GetMemoryQuery = {}): Promise<MemoryItem> {
+    return this.http.read(`/v1/memory/${seg(id)}`, query);
+  }
+
+  listMemoryVersions(id: string): Promise<Static<typeof M.MemoryVersions>> {
+    return this.http.read(`/v1/memory/${seg(id)}/versions`);
+  }
+
+  deleteMemory(id: string, options?: WriteOptions): Promise<MemoryItem> {
+    return this.http.idempotent('DELETE', `/v1/memory/${seg(id)}`, undefined, options);
+  }
+
+  /** Beta: sends the `gatehouse-beta: context-synthesis` opt-in. */
+  synthesizeContext(body: Static<typeof C.SynthesisBody>): Promise<Static<typeof C.Synthesis>> {
+    return this.http.json({ method: 'POST', path: '/v1/context/synthesis', body, retryable: true, headers: { 'gatehouse-beta': 'context-synthesis' } });
+  }
+
+  // Objectives
+
+  createObjective(body: M.CreateObjectiveBody, options?: WriteOptions): Promise<MemoryItem> {
+    return this.http.idempotent('POST', '/v1/objectives', body, options);
+  }
+
+  async listObjectives(): Promise<MemoryItem[]> {
+    return (await this.http.read<{ data: MemoryItem[] }>('/v1/objectives')).data;
+  }
+
+  getObjective(id: string): Promise<Objective> {
+    return this.http.read(`/v1/objectives/${seg(id)}`);
+  }
+
+  linkObjectiveDecision(id: string, body: M.LinkDecisionBody): Promise<Objective> {
+    return this.http.once('POST', `/v1/objectives/${seg(id)}/decisions`, body);
+  }
+
+  // Webhook endpoints
+
+  createWebhook(body: W.CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+    return this.http.once('POST', '/v1/webhooks/config', body);
+  }
+
+  async listWebhooks(): Promise<WebhookEndpoint[]> {
+    return (await this.http.read<{ data: WebhookEndpoint[] }>('/v1/webhooks/config')).data;
+  }
+
+  getWebhook(id: string): Promise<WebhookEndpoint> {
+    return this.http.read(`/v1/webhooks/config/${seg(id)}`);
+  }
+
+  updateWebhook(id: string, body: W.UpdateWebhookBody): Promise<WebhookEndpoint> {
+    return this.http.once('PATCH', `/v1/webhooks/config/${seg(id)}`, body);
+  }
+
+  deleteWebhook(id: string): Promise<WebhookEndpoint> {
+    return this.http.once('DELETE', `/v1/webhooks/config/${seg(id)}`);
+  }
+
+  rotateWebhookSecret(id: string, body: W.RotateSecretBody = {}): Promise<WebhookEndpointWithSecret> {
+    return this.http.once('POST', `/v1/webhooks/config/${seg(id)}/rotate-secret`, body);
+  }
+
+  testWebhook(id: string): Promise<WebhookDelivery> {
+    return this.http.once('POST', `/v1/webhooks/config/${seg(id)}/test`);
+  }
+
+  listWebhookDeliveries(id: string, query: W.ListDeliveriesQuery = {}): Promise<Page<WebhookDelivery>> {
+    return this.http.read(`/v1/webhooks/config/${seg(id)}/deliveries`, query);
+  }
+
+  /** Every delivery to endpoint `id`, page after page. */
+  webhookDeliveries(id: string, query: Omit<W.ListDeliveriesQuery, 'cursor'> = {}): AsyncGenerator<WebhookDelivery> {
+    return pages((cursor) => this.listWebhookDeliveries(id, { ...query, ...(cursor ? { cursor } : {}) }));
+  }
+
+  replayWebhookDelivery(id: string, deliveryId: string): Promise<WebhookDelivery> {
+    return this.http.once('POST', `/v1/webhooks/config/${seg(id)}/deliveries/${seg(deliveryId)}/replay`);
+  }
+
+  // Governed agents
+
+  registerAgentTool(body: A.RegisterToolBody): Promise<Static<typeof A.Tool>> {
+    return this.http.once('POST', '/v1/agents/tools', body);
+  }
+
+  async listAgentTools(): Promise<Static<typeof A.Tool>[]> {
+    return (await this.http.read<Static<typeof A.ToolList>>('/v1/agents/tools')).data;
+  }
+
+  registerAgent(body: A.RegisterAgentBody): Promise<Static<typeof A.Agent>> {
+    return this.http.once('POST', '/v1/agents', body);
+  }
+
+  openAgentRun(body: A.OpenRunBody): Promise<AgentRun> {
+    return this.http.once('POST', '/v1/agents/runs', body);
+  }
+
+  /** Executed (the step and the tool's answer), or held for a human: the governing decision. */
+  callAgentTool(runId: string, body: A.ToolCallBody, options?: WriteOptions): Promise<ToolCallResult | Decision> {
+    return this.http.idempotent('POST', `/v1/agents/runs/${seg(runId)}/tool-calls`, body, options);
+  }
+
+  /** The run and one page of its steps (`after`, `limit`; the next page's `after` is `nextAfter`). */
+  getAgentRun(runId: string, query: A.StepPageQuery = {}): Promise<AgentRun> {
+    return this.http.read(`/v1/agents/runs/${seg(runId)}`, query);
+  }
+
+  replayAgentRun(runId: string, body: A.ReplayBody = {}): Promise<Static<typeof A.ReplayResult>> {
+    return this.http.json({ method: 'POST', path: `/v1/agents/runs/${seg(runId)}/replay`, body, retryable: true });
+  }
+
+  rollbackAgentRun(runId: string): Promise<Static<typeof A.RollbackResult>> {
+    return this.http.once('POST', `/v1/agents/runs/${seg(runId)}/rollback`);
+  }
+
+  // The event stream
+
+  /** Events on `topics` as they happen, resuming from the last cursor across reconnects (proxy/client/stream.ts). */
+  stream(options: SubscribeOptions): AsyncGenerator<StreamEvent> {
+    const url = this.http.url('/v1/streaming').replace(/^http/, 'ws');
+    const { apiKey, headers } = this.http.options;
+    const auth = apiKey ? { ...headers, authorization: `Bearer ${apiKey}` } : null;
+    return subscribe(url, auth, options);
+  }
+
+  // Operations
 
   openapi(): Promise<Record<string, unknown>> {
-    return this.read('/v1/openapi.json');
+    return this.http.read('/v1/openapi.json');
   }
 
-  async health(): Promise<boolean> {
-    return (await this.raw({ method: 'GET', path: '/healthz', retryable: true })).status === 200;
+  async healthz(): Promise<boolean> {
+    return (await this.http.request({ method: 'GET', path: '/healthz', retryable: true })).status === 200;
   }
 
-  async ready(): Promise<boolean> {
-    return (await this.raw({ method: 'GET', path: '/readyz', retryable: true })).status === 200;
+  async readyz(): Promise<Static<typeof S.Readiness>> {
+    return this.http.read('/readyz');
   }
 
-  private read<T>(path: string): Promise<T> {
-    return this.json({ method: 'GET', path, retryable: true });
+  /** Prometheus text exposition. */
+  async metrics(): Promise<string> {
+    return (await this.http.request({ method: 'GET', path: '/metrics', retryable: true, headers: { accept: 'text/plain' } })).body;
   }
 
-  private write<T>(method: 'POST' | 'DELETE', path: string, body: unknown, options: WriteOptions): Promise<T> {
-    const headers: Record<string, string> = { 'idempotency-key': options.idempotencyKey ?? randomUUID() };
-    if (options.traceparent) headers.traceparent = options.traceparent;
-    return this.json({ method, path, body, retryable: true, headers });
-  }
-
-  private async json<T>(plan: RequestPlan): Promise<T> {
-    const response = await this.raw(plan);
-    return JSON.parse(response.body) as T;
-  }
-
-  /** Sends with retries; resolves with a 2xx, throws a typed error for anything else. */
-  async raw(plan: RequestPlan): Promise<RawResponse> {
-    const { retries, retryDelayMs, maxRetryAfterMs } = this.options;
-    for (let attempt = 0; ; attempt++) {
-      const backoff = retryDelayMs * 2 ** attempt;
-      let response: RawResponse;
-      try {
-        response = await this.once(plan);
-      } catch (error) {
-        if (!plan.retryable || attempt >= retries) throw error;
-        await sleep(backoff);
-        continue;
-      }
-      if (response.status < 400) return response;
-      const problem = this.problem(response);
-      const retryAfter = Number(response.headers.get('retry-after') ?? 0);
-      const error = errorFor(problem, retryAfter);
-      const transient = response.status >= 500 || response.status === 429 || problem.code === 'idempotency_in_flight';
-      if (!transient || !plan.retryable || attempt >= retries) throw error;
-      await sleep(response.status === 429 ? Math.min(retryAfter * 1000, maxRetryAfterMs) : backoff);
-    }
-  }
-
-  private async once(plan: RequestPlan): Promise<RawResponse> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers, ...plan.headers };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    if (plan.body !== undefined) headers['content-type'] = 'application/json';
-    const url = `${this.baseUrl}${plan.path}`;
-    const body = plan.body !== undefined ? JSON.stringify(plan.body) : undefined;
-    if (this.options.signer) Object.assign(headers, signRequest({ method: plan.method, url, headers, body: body ?? null }, this.options.signer));
-    const response = await fetch(url, {
-      method: plan.method,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-      ...(this.options.timeoutMs ? { signal: AbortSignal.timeout(this.options.timeoutMs) } : {}),
-    });
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: await response.text(),
-      replayed: response.headers.get('idempotent-replayed') === 'true',
-    };
-  }
-
-  private problem(response: RawResponse): ProblemDocument {
-    try {
-      const parsed = JSON.parse(response.body) as ProblemDocument;
-      if (typeof parsed.code === 'string') return parsed;
-    } catch {
-      // not a problem document: described below
-    }
-    return {
-      type: 'about:blank',
-      title: 'Unexpected response',
-      status: response.status,
-      detail: response.body.slice(0, 200),
-      code: response.status >= 500 ? 'internal' : 'invalid_request',
-      requestId: response.headers.get('request-id') ?? '',
-    };
+  private async act(id: string, action: DecisionAction, body: S.ActionBody, options?: WriteOptions): Promise<Decision> {
+    return labelled(await this.http.idempotent('POST', `/v1/decisions/${seg(id)}/${action}`, body, options));
   }
 }
+
+async function* pages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>): AsyncGenerator<T> {
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await fetchPage(cursor);
+    yield* page.data;
+    cursor = page.nextCursor;
+  } while (cursor);
+}
+
