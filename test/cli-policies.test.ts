@@ -127,6 +127,11 @@ t.test('policies test reports passes and failures like opa test', async (t) => {
   t.match(fail.stdout, /^FAIL data\.gatehouse\.sample\.more_test\.test_wrong_expectation \(.+\): undefined$/m);
   t.match(fail.stdout, /^3 passed, 1 failed$/m);
   t.notMatch(fail.stdout, /PASS/, 'passes are listed only with --verbose');
+
+  const selected = await gatehouse('policies', 'test', src, '-r', 'v1_test\\.test_(small|admins)', '-v');
+  t.equal(selected.code, 0, 'the failing test is not run');
+  t.match(selected.stdout, /^2 passed, 0 failed$/m);
+  t.notMatch(selected.stdout, /test_large_amounts_fail/);
 });
 
 t.test('policies eval answers a query like opa eval, on the compiled Wasm', async (t) => {
@@ -195,6 +200,7 @@ t.test('usage errors exit 2', async (t) => {
     ['policies', 'build', '--out', path.join(root, 'out')],
     ['policies', 'test', path.join(root, 'src'), '--bogus'],
     ['policies', 'eval'],
+    ['policies', 'test', path.join(root, 'src'), '-r', '('],
     ['policies', 'eval', 'true', '--format', 'yaml'],
   ]) {
     const run = await gatehouse(...args);

@@ -64,9 +64,15 @@ async function build(args: string[]): Promise<number> {
 }
 
 async function test(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { verbose: { type: 'boolean', short: 'v' } }, { min: 1, max: 1 });
+  const { values, positionals } = parse(args, { verbose: { type: 'boolean', short: 'v' }, run: { type: 'string', short: 'r' } }, { min: 1, max: 1 });
+  let run: RegExp | undefined;
+  try {
+    run = values.run === undefined ? undefined : new RegExp(values.run);
+  } catch (err) {
+    throw new UsageError(`-r: ${(err as Error).message}`);
+  }
   const { runPolicyTests, formatTestReport } = await import('../../policies/compiler/test-runner.ts');
-  const report = await runPolicyTests(positionals[0]!);
+  const report = await runPolicyTests(positionals[0]!, run ? { run } : {});
   console.log(formatTestReport(report, values.verbose === true));
   return report.failed + report.errored > 0 ? 1 : 0;
 }
@@ -168,8 +174,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     run: build,
   },
   test: {
-    usage: `test <dir> [--verbose]
+    usage: `test <dir> [-r <regex>] [--verbose]
     Run the test_* rules of <dir>'s *_test.rego files, like opa test.
+    -r runs only the tests whose name (data.<package>.<rule>) the regex finds;
     --verbose (-v) lists passing tests too.`,
     run: test,
   },

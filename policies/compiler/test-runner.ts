@@ -66,12 +66,13 @@ function discoverTests(tests: RegoSource[]): TestCase[] {
 }
 
 /**
- * Runs the Rego tests of `dir`. Throws CompileErrors when the policies or tests do not compile;
+ * Runs the Rego tests of `dir` (those whose name `run` finds, when given). Throws CompileErrors when the policies or tests do not compile;
  * test outcomes, including evaluation errors, are in the report.
  */
-export async function runPolicyTests(dir: string): Promise<PolicyTestReport> {
+export async function runPolicyTests(dir: string, opts: { run?: RegExp } = {}): Promise<PolicyTestReport> {
   const tree = await readSourceTree(dir);
-  const cases = discoverTests(tree.tests);
+  // As `opa test -r`: the pattern is searched in the test's full name, data.<package>.<rule>.
+  const cases = discoverTests(tree.tests).filter((c) => !opts.run || opts.run.test(['data', ...c.package, c.rule].join('.')));
   const report: PolicyTestReport = { results: [], passed: 0, failed: 0, errored: 0 };
   if (cases.length === 0) return report;
 
