@@ -185,10 +185,32 @@ t.test('partial sets and partial objects', async (tt) => {
   tt.match(objTrue, { kind: 'partialObject', name: 'seen' });
   tt.equal(show(objTrue!.key!), 'name');
   tt.notOk('value' in objTrue!, '`p[k] if` has the value true');
-  tt.match(objDot, { kind: 'partialObject', name: 'limits', body: [] });
-  tt.equal(show(objDot!.key!), '"daily"');
-  tt.same(objDot!.key!.pos, { file: 'test.rego', line: 6, col: 8, offset: 188 });
-  tt.equal(show(objBare!.key!), '"admin"');
+  tt.match(objDot, { kind: 'complete', name: 'limits', path: ['limits', 'daily'], body: [] });
+  tt.notOk('key' in objDot!, 'string keys of a head lead to the rule');
+  tt.match(objBare, { kind: 'complete', name: 'roles', path: ['roles', 'admin'] });
+});
+
+t.test('rule heads with refs', async (tt) => {
+  const [deep, obj, sets, setDeep, fn, dflt] = rules(
+    [
+      'a.b.c := 1',
+      'a.b[x] := y if { some x, y in input }',
+      'a.c[k] contains v if { some k, v in input }',
+      'a.d.e contains 1',
+      'lib.util.f(x) := x',
+      'default a.b.g := 0',
+    ].join('\n'),
+  );
+  tt.match(deep, { kind: 'complete', name: 'a', path: ['a', 'b', 'c'] });
+  tt.match(obj, { kind: 'partialObject', name: 'a', path: ['a', 'b'] });
+  tt.equal(show(obj!.key!), 'x');
+  tt.match(sets, { kind: 'partialObjectOfSets', path: ['a', 'c'] });
+  tt.equal(show(sets!.key!), 'k');
+  tt.equal(show(sets!.value!), 'v');
+  tt.match(setDeep, { kind: 'partialSet', path: ['a', 'd', 'e'] });
+  tt.match(fn, { kind: 'function', name: 'lib', path: ['lib', 'util', 'f'] });
+  tt.equal(fn!.args!.length, 1);
+  tt.match(dflt, { kind: 'complete', default: true, path: ['a', 'b', 'g'] });
 });
 
 t.test('functions', async (tt) => {
@@ -578,9 +600,8 @@ t.test('rule head and else errors', async (tt) => {
   parseError(tt, 'package a\np { true }', 2, 3, /^expected 'if' before the rule body, found '\{' \(Rego v1 requires it: 'p if \{ … \}'\)$/);
   parseError(tt, 'package a\np[x] { x := 1 }', 2, 6, /expected 'if' before the rule body.*'p\[x\] if/);
   parseError(tt, 'package a\np := 1 if { x } else = 2 { y }', 2, 26, /expected 'if' before the rule body/);
-  parseError(tt, 'package a\na.b.c := 1', 2, 4, /^rule head refs with more than one key are not supported$/);
-  parseError(tt, 'package a\np[x][y] := 1', 2, 5, /^rule head refs with more than one key are not supported$/);
-  parseError(tt, 'package a\np.q contains x', 2, 5, /^rule head refs with more than one key are not supported$/);
+  parseError(tt, 'package a\np[x][y] := 1', 2, 3, /^rule head refs may have a non-string key only as their last key/);
+  parseError(tt, 'package a\np[x].q := 1', 2, 3, /general refs such as 'p\[k\]\.r' are not supported/);
   parseError(tt, 'package a\np\nq := 1', 2, 2, /^expected ':=', '=', 'if' or 'contains' after the rule head 'p', found end of line$/);
   parseError(tt, 'package a\nf(x)', 2, 5, /^expected ':=', '=' or 'if' after the rule head 'f\(x\)', found end of file$/);
   parseError(tt, 'package a\ndefault p', 2, 10, /^expected ':=' and a value after 'default p', found end of file$/);
@@ -596,7 +617,7 @@ t.test('rule head and else errors', async (tt) => {
   parseError(tt, 'package a\nf(x) contains y', 2, 6, /^expected ':=', '=' or 'if' after the function head 'f\(x\)', found 'contains'$/);
   parseError(tt, 'package a\nif := 1', 2, 1, /^expected a rule name, found 'if'$/);
   parseError(tt, 'package a\np if', 2, 5, /^expected a rule body after 'if', found end of file$/);
-  parseError(tt, 'package a\np.q(x) := 1', 2, 4, /function names cannot contain/);
+  parseError(tt, 'package a\np[x](y) := 1', 2, 5, /a function's name is a path of names/);
 });
 
 t.test('body errors', async (tt) => {

@@ -1,5 +1,10 @@
-import type { Module } from '../parse/ast.ts';
-import { findNode, type ImportTarget, type Program } from './program.ts';
+import type { Module, Term } from '../parse/ast.ts';
+import { BUILTINS } from '../builtins.ts';
+import { CompileError } from '../errors.ts';
+import { findNode, type ImportTarget, type Program, type RuleGroup } from './program.ts';
+
+/** What a call's callee names: a user function, a builtin, or nothing known (with why). */
+export type Callee = { group: RuleGroup } | { builtin: string };
 
 /**
  * Resolves a bare name in one module the way Rego does: `input` and `data` are the roots, a rule
@@ -23,8 +28,40 @@ export class NameResolver {
     const alias = this.aliases.get(name);
     if (alias) return alias;
     const path = [...this.module.package, name];
-    if (findNode(this.program.root, path)?.group) return { root: 'data', path };
+    const node = findNode(this.program.root, path);
+    if (node?.group || node?.named) return { root: 'data', path };
     return undefined;
+  }
+
+  /**
+   * The function a callee (`f`, `lib.f`, `data.x.f`, `object.get`) names. A name bound as a local
+   * variable (`isLocal`) is never a function's. Throws a check error when it names nothing callable.
+   */
+  callee(callee: Term, isLocal: (name: string) => boolean): Callee {
+    let head = callee;
+    const keys: string[] = [];
+    if (callee.type === 'ref') {
+      head = callee.head;
+      for (const key of callee.path) {
+        if (key.type !== 'string') this.fail('function names must be constant paths', key.pos);
+        keys.push(key.value);
+      }
+    }
+    if (head.type !== 'var') this.fail('function names must be constant paths', callee.pos);
+    const g = isLocal(head.name) ? undefined : this.global(head.name);
+    if (g && g.root === 'data') {
+      const node = findNode(this.program.root, [...g.path, ...keys]);
+      if (node?.group?.kind === 'function') return { group: node.group };
+      if (node?.group) this.fail(`data.${node.group.path.join('.')} is a rule, not a function`, callee.pos);
+      this.fail(`undefined function data.${[...g.path, ...keys].join('.')}`, callee.pos);
+    }
+    const name = [head.name, ...keys].join('.');
+    if (BUILTINS[name]) return { builtin: name };
+    this.fail(`undefined function ${name}`, callee.pos);
+  }
+
+  private fail(message: string, pos: Term['pos']): never {
+    throw new CompileError('check', message, pos, this.module.source);
   }
 }
 

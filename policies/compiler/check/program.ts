@@ -1,4 +1,4 @@
-import type { Module, Pos, Rule, Term } from '../parse/ast.ts';
+import type { Module, Pos, Rule } from '../parse/ast.ts';
 import { CompileError } from '../errors.ts';
 
 /** One definition of a rule together with the module it was written in (for its imports). */
@@ -22,6 +22,11 @@ export interface RuleGroup {
 export interface DataNode {
   children: Map<string, DataNode>;
   group?: RuleGroup;
+  /**
+   * A rule head of the parent package starts with this name (`p` of `p.q.r := 1`), so inside
+   * that package the name refers to this node, group or not.
+   */
+  named?: boolean;
 }
 
 /** What an import alias stands for: a root (`data` or `input`) and the keys below it. */
@@ -41,6 +46,7 @@ const KIND_NAMES: Record<Rule['kind'], string> = {
   complete: 'a complete rule',
   partialSet: 'a partial set rule',
   partialObject: 'a partial object rule',
+  partialObjectOfSets: 'a partial object of sets',
   function: 'a function',
 };
 
@@ -71,28 +77,26 @@ export function findNode(root: DataNode, path: readonly string[]): DataNode | un
   return node;
 }
 
-function isGround(term: Term): boolean {
-  switch (term.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return term.items.every(isGround);
-    case 'object':
-      return term.entries.every(([k, v]) => isGround(k) && isGround(v));
-    default:
-      return false;
+/** The first rule on the way to `path`, excluding `path` itself: whatever lies below a rule is its value. */
+function ruleAbove(root: DataNode, path: readonly string[]): RuleGroup | undefined {
+  let node: DataNode | undefined = root;
+  for (const key of path.slice(0, -1)) {
+    node = node.children.get(key);
+    if (!node) return undefined;
+    if (node.group) return node.group;
   }
+  return undefined;
 }
 
 function addRule(root: DataNode, module: Module, rule: Rule): void {
-  const path = [...module.package, rule.name];
+  const path = [...module.package, ...rule.path];
+  const name = rule.path.join('.');
+  const above = ruleAbove(root, path);
+  if (above) fail(`rule ${path.join('.')} conflicts with rule ${above.path.join('.')}, which holds its whole value`, rule.pos, module);
+  nodeAt(root, [...module.package, rule.name]).named = true;
   const node = nodeAt(root, path);
   if (node.children.size > 0) {
-    fail(`rule ${path.join('.')} conflicts with the package of the same name`, rule.pos, module);
+    fail(`rule ${path.join('.')} conflicts with the rules or packages below it`, rule.pos, module);
   }
   const arity = rule.args?.length ?? 0;
   let group = node.group;
@@ -101,21 +105,18 @@ function addRule(root: DataNode, module: Module, rule: Rule): void {
     node.group = group;
   } else if (group.kind !== rule.kind) {
     fail(
-      `rule ${rule.name} is defined as ${KIND_NAMES[group.kind]} and as ${KIND_NAMES[rule.kind]}`,
+      `rule ${name} is defined as ${KIND_NAMES[group.kind]} and as ${KIND_NAMES[rule.kind]}`,
       rule.pos,
       module,
     );
   } else if (group.arity !== arity) {
-    fail(`function ${rule.name} is defined with ${group.arity} and with ${arity} arguments`, rule.pos, module);
+    fail(`function ${name} is defined with ${group.arity} and with ${arity} arguments`, rule.pos, module);
   }
   if (rule.default) {
     if (rule.kind !== 'complete' && rule.kind !== 'function') {
       fail(`default can only be used with complete rules and functions`, rule.pos, module);
     }
-    if (group.defaultRule) fail(`multiple default rules named ${rule.name} found`, rule.pos, module);
-    if (rule.value && !isGround(rule.value)) {
-      fail(`the value of default rule ${rule.name} must be a constant`, rule.value.pos, module);
-    }
+    if (group.defaultRule) fail(`multiple default rules named ${name} found`, rule.pos, module);
     group.defaultRule = { rule, module };
   } else {
     group.definitions.push({ rule, module });
@@ -146,9 +147,9 @@ export function checkProgram(modules: Module[]): Program {
     for (const rule of module.rules) addRule(root, module, rule);
   }
   for (const module of modules) {
-    const pkgNode = findNode(root, module.package);
-    if (pkgNode?.group) {
-      fail(`package ${module.package.join('.')} conflicts with a rule of the same name`, module.packagePos, module);
+    const rule = findNode(root, module.package)?.group ?? ruleAbove(root, module.package);
+    if (rule) {
+      fail(`package ${module.package.join('.')} conflicts with rule ${rule.path.join('.')}`, module.packagePos, module);
     }
   }
   return { modules, root, imports };

@@ -1,4 +1,4 @@
-import { childTerms, type Body, type Literal, type Pos, type Term } from '../parse/ast.ts';
+import { childTerms, literalTerms, type Body, type Literal, type Pos, type Term } from '../parse/ast.ts';
 import { CompileError } from '../errors.ts';
 import { isWildcard } from './names.ts';
 
@@ -72,7 +72,7 @@ function closureInputs(body: Body, own: Term[], isLocal: IsLocal, outer: Set<str
     forEachClosure(t, (inner, innerOwn) => closureInputs(inner, innerOwn, isLocal, outer, usage));
   };
   for (const lit of body) {
-    forEachTerm(lit, visit);
+    literalTerms(lit).forEach(visit);
     if (lit.expr.type === 'every') closureInputs(lit.expr.body, [], isLocal, outer, usage);
   }
 }
@@ -82,32 +82,6 @@ function forEachClosure(term: Term, fn: (body: Body, own: Term[]) => void): void
   if (term.type === 'arraycomp' || term.type === 'setcomp') fn(term.body, [term.head]);
   else if (term.type === 'objectcomp') fn(term.body, [term.key, term.value]);
   else for (const child of childTerms(term)) forEachClosure(child, fn);
-}
-
-/** Calls `fn` with every top-level term of a literal. */
-function forEachTerm(lit: Literal, fn: (t: Term) => void): void {
-  const e = lit.expr;
-  switch (e.type) {
-    case 'term':
-      fn(e.term);
-      break;
-    case 'assign':
-    case 'unify':
-      fn(e.left);
-      fn(e.right);
-      break;
-    case 'somein':
-      if (e.key) fn(e.key);
-      fn(e.value);
-      fn(e.collection);
-      break;
-    case 'every':
-      fn(e.domain);
-      break;
-    case 'some':
-      break;
-  }
-  for (const w of lit.with) fn(w.value);
 }
 
 /** Vars in value positions are inputs; unbound vars used as ref keys are outputs. */
@@ -180,7 +154,7 @@ function analyse(lit: Literal, isLocal: IsLocal, outer: Set<string>): Usage {
   }
   for (const w of lit.with) walkValue(w.value, isLocal, usage);
   const closureOuter = new Set([...outer, ...literalVars(lit, isLocal).keys()]);
-  forEachTerm(lit, (t) => forEachClosure(t, (body, own) => closureInputs(body, own, isLocal, closureOuter, usage)));
+  literalTerms(lit).forEach((t) => forEachClosure(t, (body, own) => closureInputs(body, own, isLocal, closureOuter, usage)));
   for (const name of usage.outputs.keys()) usage.inputs.delete(name);
   return usage;
 }

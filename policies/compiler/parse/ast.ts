@@ -93,16 +93,22 @@ export interface Rule {
    * complete: `p := v if {…}`, `p if {…}`, `p := v`, `default p := v` (with `default: true`).
    * partialSet: `p contains x if {…}`.
    * partialObject: `p[k] := v if {…}`.
+   * partialObjectOfSets: `p[k] contains x if {…}` (each key holds the set of its elements).
    * function: `f(a, b) := v if {…}`, `f(x) if {…}`.
+   * A head may be a ref (`a.b.c := 1`, `a.b[k] := v`, `a.b.f(x) := y`): its string keys lead to
+   * the rule, and only its last key may be something else (the key of a partial object).
    */
-  kind: 'complete' | 'partialSet' | 'partialObject' | 'function';
+  kind: 'complete' | 'partialSet' | 'partialObject' | 'partialObjectOfSets' | 'function';
+  /** The first name of the head (`a` of `a.b.c := 1`): the name the package's rules know it by. */
   name: string;
+  /** The string keys of the head, from the name on: `["a", "b", "c"]`. */
+  path: string[];
   default: boolean;
   /** Function parameters (vars or patterns such as `[a, b]`). */
   args?: Term[];
-  /** Element of a partial set, or key of a partial object. */
+  /** Element of a partial set, or key of a partial object (of sets). */
   key?: Term;
-  /** Value of a complete rule, function or partial object. Absent means `true`. */
+  /** Value of a complete rule, function or partial object, or element of a partial object of sets. Absent means `true`. */
   value?: Term;
   /** Empty body means unconditionally true. */
   body: Body;
@@ -152,3 +158,30 @@ export function childTerms(term: Term): Term[] {
       return [];
   }
 }
+
+/** The terms of a literal outside any closure: its expression's and its `with` values. */
+export function literalTerms(lit: Literal): Term[] {
+  const e = lit.expr;
+  const terms: Term[] = [];
+  switch (e.type) {
+    case 'term':
+      terms.push(e.term);
+      break;
+    case 'assign':
+    case 'unify':
+      terms.push(e.left, e.right);
+      break;
+    case 'somein':
+      if (e.key) terms.push(e.key);
+      terms.push(e.value, e.collection);
+      break;
+    case 'every':
+      terms.push(e.domain);
+      break;
+    case 'some':
+      break;
+  }
+  for (const w of lit.with) terms.push(w.value);
+  return terms;
+}
+

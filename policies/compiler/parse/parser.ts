@@ -46,7 +46,7 @@ interface Cursor {
 }
 
 interface RuleHead {
-  name: string;
+  path: string[];
   args?: Term[];
   key?: Term;
 }
@@ -158,11 +158,15 @@ export class Parser {
     let value: Term | undefined;
     if (this.atKeyword('contains')) {
       if (head.args) this.fail(`expected ':=', '=' or 'if' after the function head '${label}', found 'contains'`, this.tok.pos);
-      if (head.key) this.fail('rule head refs with more than one key are not supported', this.tok.pos);
       if (isDefault) this.fail(`expected ':=' after 'default ${label}', found 'contains' (default rules are complete)`, this.tok.pos);
       this.advance();
-      kind = 'partialSet';
-      key = this.expr();
+      if (head.key) {
+        kind = 'partialObjectOfSets';
+        value = this.expr();
+      } else {
+        kind = 'partialSet';
+        key = this.expr();
+      }
     } else if (this.atPunct(':=') || this.atPunct('=')) {
       this.advance();
       value = this.expr();
@@ -170,7 +174,8 @@ export class Parser {
 
     const rule: Rule = {
       kind,
-      name: head.name,
+      name: head.path[0]!,
+      path: head.path,
       default: isDefault,
       ...(head.args && { args: head.args }),
       ...(key && { key }),
@@ -196,7 +201,7 @@ export class Parser {
     }
 
     if (this.atKeyword('else')) {
-      if (kind === 'partialSet' || kind === 'partialObject') {
+      if (kind !== 'complete' && kind !== 'function') {
         this.fail(`expected a newline after the rule, found 'else' ('else' applies to complete rules and functions only)`, this.tok.pos);
       }
       if (rule.body.length === 0) {
@@ -207,25 +212,32 @@ export class Parser {
     return rule;
   }
 
-  /** `p`, `p[k]`, `p.k` or `f(args)`; a second key is refused because the AST holds one. */
+  /**
+   * `p`, `p.q.r`, `p[k]`, `p.q[k]`, `f(args)` or `p.q.f(args)`. String keys extend the rule's path;
+   * another key makes a partial object and must come last: a variable before other keys (OPA's
+   * general refs, `p[k].r := v`) is refused.
+   */
   private ruleHead(): RuleHead {
     const nameTok = this.tok;
     if (nameTok.kind !== 'ident') this.fail(`expected a rule name, found ${describe(nameTok)}`, nameTok.pos);
     this.advance();
-    const head: RuleHead = { name: nameTok.text };
+    const head: RuleHead = { path: [nameTok.text] };
     // OPA allows space between a rule name and its arguments or key (`f (x)`, `p [k]`).
+    while (this.atPunct('.') || this.atPunct('[')) {
+      if (head.key) {
+        this.fail(`rule head refs may have a non-string key only as their last key (general refs such as 'p[k].r' are not supported)`, head.key.pos);
+      }
+      const key = this.selector();
+      if (key.type === 'string') head.path.push(key.value);
+      else head.key = key;
+    }
     if (this.atPunct('(')) {
+      if (head.key) {
+        this.fail(`expected ':=', '=' or 'if' after the rule head, found '(' (a function's name is a path of names, without '[…]')`, this.tok.pos);
+      }
       const open = this.tok;
       this.advance();
       head.args = this.termList(')', open, 'argument list');
-      return head;
-    }
-    while (this.atPunct('.') || this.atPunct('[')) {
-      if (head.key) this.fail('rule head refs with more than one key are not supported', this.tok.pos);
-      head.key = this.selector();
-    }
-    if (head.key && this.atPunct('(')) {
-      this.fail(`expected ':=', '=' or 'if' after the rule head, found '(' (function names cannot contain '.' or '[…]')`, this.tok.pos);
     }
     return head;
   }
@@ -243,15 +255,15 @@ export class Parser {
     }
     const seen = new Set<string>();
     for (const arg of rule.args ?? []) {
-      if (arg.type !== 'var') this.fail(`expected a variable as argument of default function '${rule.name}', found ${termKind(arg)}`, arg.pos);
+      if (arg.type !== 'var') this.fail(`expected a variable as argument of default function '${rule.path.join('.')}', found ${termKind(arg)}`, arg.pos);
       if (arg.name !== '_' && seen.has(arg.name)) {
-        this.fail(`expected distinct arguments for default function '${rule.name}', found '${arg.name}' twice`, arg.pos);
+        this.fail(`expected distinct arguments for default function '${rule.path.join('.')}', found '${arg.name}' twice`, arg.pos);
       }
       seen.add(arg.name);
     }
     const nonConstant = firstNonConstant(rule.value);
     if (nonConstant) {
-      this.fail(`expected a constant value for default rule '${rule.name}', found ${termKind(nonConstant)}`, nonConstant.pos);
+      this.fail(`expected a constant value for default rule '${rule.path.join('.')}', found ${termKind(nonConstant)}`, nonConstant.pos);
     }
   }
 
@@ -302,8 +314,11 @@ export class Parser {
     this.enter(open);
     if (this.atPunct(closer)) this.fail(`expected a literal in the ${what}, found '${closer}' (bodies cannot be empty)`, this.tok.pos);
     const body: Body = [];
+    const assigned = new Set<string>();
     for (;;) {
-      body.push(this.literal());
+      const lit = this.literal();
+      if (lit.expr.type === 'assign') this.noteAssigned(lit.expr.left, assigned);
+      body.push(lit);
       if (this.atPunct(';')) {
         this.advance();
         continue;
@@ -319,6 +334,19 @@ export class Parser {
       if (!this.tok.newlineBefore) {
         this.fail(`expected ';', a newline or '${closer}' after the literal, found ${describe(this.tok)}`, this.tok.pos);
       }
+    }
+  }
+
+  /** `:=` declares its variables: as in OPA, declaring one twice in a body is an error, not a comparison. */
+  private noteAssigned(pattern: Term, assigned: Set<string>): void {
+    if (pattern.type === 'var') {
+      if (pattern.name === '_') return;
+      if (assigned.has(pattern.name)) this.fail(`var ${pattern.name} assigned above`, pattern.pos);
+      assigned.add(pattern.name);
+    } else if (pattern.type === 'array') {
+      for (const item of pattern.items) this.noteAssigned(item, assigned);
+    } else if (pattern.type === 'object') {
+      for (const [, value] of pattern.entries) this.noteAssigned(value, assigned);
     }
   }
 
@@ -535,7 +563,7 @@ export class Parser {
   private parenthesized(): Term {
     const open = this.tok;
     this.advance();
-    const inner = this.expr();
+    const inner = this.expr(true);
     this.expectClose(')', open, "'('");
     return { ...inner, pos: open.pos };
   }
@@ -828,7 +856,10 @@ function isCallable(t: Term): boolean {
   return t.type === 'ref' && t.head.type === 'var' && t.path.every((k) => k.type === 'string');
 }
 
-/** Default values are evaluated without a body, so they may not depend on anything. */
+/**
+ * Default values are evaluated without a body, so, as in OPA, they may not depend on anything
+ * outside a comprehension (a comprehension is a closure with a body of its own).
+ */
 function firstNonConstant(t: Term | undefined): Term | undefined {
   if (!t) return undefined;
   switch (t.type) {

@@ -5,6 +5,7 @@ import { BUILTINS, OPERATOR_BUILTINS } from '../builtins.ts';
 import { findNode, type DataNode, type Program, type RuleGroup } from '../check/program.ts';
 import { NameResolver, isWildcard } from '../check/names.ts';
 import { orderBody, topLevelVars } from '../check/safety.ts';
+import { outputArgAsUnification } from '../check/output-args.ts';
 
 /**
  * Plans a checked program into the IR (see ir.ts), in the manner of OPA's planner: bodies are
@@ -217,6 +218,15 @@ export class Planner {
     return isWildcard(name) || env.vars.has(name) || env.declared.has(name) || !env.resolver.global(name);
   }
 
+  /**
+   * The environment of a closure (comprehension or `every` body) declaring `names`: as in OPA,
+   * each is a new variable there, shadowing an outer variable of the same name.
+   */
+  private scope(env: Env, names: ReadonlySet<string>): Env {
+    const vars = new Map([...env.vars].filter(([name]) => !names.has(name)));
+    return { ...env, vars, declared: new Set([...env.declared, ...names]) };
+  }
+
   private bind(env: Env, name: string, op: Operand): Env {
     const vars = new Map(env.vars);
     vars.set(name, this.toLocal(op));
@@ -279,22 +289,23 @@ export class Planner {
     const result = this.local();
     const blocks: Block[] = [];
     if (group.kind === 'partialSet') blocks.push({ stmts: [{ op: 'MakeSet', target: result }] });
-    if (group.kind === 'partialObject') blocks.push({ stmts: [{ op: 'MakeObject', target: result }] });
+    if (group.kind === 'partialObject' || group.kind === 'partialObjectOfSets') {
+      blocks.push({ stmts: [{ op: 'MakeObject', target: result }] });
+    }
     for (const def of group.definitions) {
       this.module = def.module;
       blocks.push(...this.planDefinition(group, def.rule, def.module, params, result));
     }
     if (group.defaultRule) {
-      const value = group.defaultRule.rule.value;
-      const json = value ? groundJson(value) : 'true';
-      this.module = group.defaultRule.module;
-      if (json === undefined) this.fail(`default value of ${group.path.join('.')} must be plain JSON`, group.defaultRule.rule.pos);
-      blocks.push({
-        stmts: [
-          { op: 'IsUndefined', source: result },
-          { op: 'Assign', source: this.constOf(json), target: result },
-        ],
-      });
+      const { rule, module } = group.defaultRule;
+      this.module = module;
+      const value: Term = rule.value ?? { type: 'boolean', value: true, pos: rule.pos };
+      blocks.push(
+        this.block(() => {
+          this.emit({ op: 'IsUndefined', source: result });
+          this.planTerm(value, this.ruleEnv(module, [], rule), (op) => this.emit({ op: 'Assign', source: op, target: result }));
+        }),
+      );
     }
     const origin = group.definitions[0] ?? group.defaultRule;
     return {
@@ -342,7 +353,8 @@ export class Planner {
       for (const t of head) if (t) topLevelVars(t, isLocal, into);
       for (const n of into.keys()) headVars.add(n);
     }
-    const { body: ordered } = orderBody(body, new Set(env.vars.keys()), headVars, isLocal, this.module.source);
+    const literals = body.map((lit) => outputArgAsUnification(lit, env.resolver, (n) => env.vars.has(n)));
+    const { body: ordered } = orderBody(literals, new Set(env.vars.keys()), headVars, isLocal, this.module.source);
     const step = (i: number, e: Env): void => {
       if (i === ordered.length) return k(e);
       this.planLiteral(ordered[i]!, e, (e2) => step(i + 1, e2));
@@ -374,6 +386,16 @@ export class Planner {
             rule),
           ),
         ];
+      case 'partialObjectOfSets':
+        return [
+          this.block(() =>
+            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key, rule.value], (env) =>
+              this.planTerm(rule.key!, env, (key, env2) =>
+                this.planTerm(rule.value!, env2, (v) => this.addToSetAt(result, key, v)),
+              ),
+            rule),
+          ),
+        ];
       case 'complete':
       case 'function': {
         const message = where + (group.kind === 'function' ? CONFLICT.function : CONFLICT.complete);
@@ -401,6 +423,22 @@ export class Planner {
         return blocks;
       }
     }
+  }
+
+  /** Adds value to the set object[key], creating that set when the key has none yet. */
+  private addToSetAt(object: Local, key: Operand, value: Operand): void {
+    const set = this.local();
+    this.emit({ op: 'ResetLocal', target: set });
+    this.emit({ op: 'Block', blocks: [{ stmts: [{ op: 'Dot', source: { local: object }, key, target: set }] }] });
+    this.emit({
+      op: 'Block',
+      blocks: [{ stmts: [
+        { op: 'IsUndefined', source: set },
+        { op: 'MakeSet', target: set },
+        { op: 'ObjectInsert', object, key, value: { local: set } },
+      ] }],
+    });
+    this.emit({ op: 'SetAdd', set, value });
   }
 
   // ---- literals ----
@@ -538,10 +576,9 @@ export class Planner {
       const value = this.local();
       const failed = this.local();
       this.emit({ op: 'ResetLocal', target: failed });
-      const bodyEnv: Env = { ...e, declared: declaredIn(expr.body, new Set([...e.declared])) };
-      const own = new Set<string>();
+      const own = declaredIn(expr.body, new Set());
       for (const t of [expr.key, expr.value]) if (t) declaredIn([{ negated: false, with: [], pos: t.pos, expr: { type: 'assign', left: t, right: t, pos: t.pos } }], own);
-      const scopedEnv: Env = { ...bodyEnv, declared: new Set([...bodyEnv.declared, ...own]) };
+      const scopedEnv = this.scope(e, own);
       const holds = (solved: () => void): void => {
         const withValue = (e2: Env): void => this.unify(expr.value, { local: value }, e2, (e3) => this.planBody(expr.body, e3, [], solved));
         if (expr.key) this.unify(expr.key, { local: key }, scopedEnv, withValue);
@@ -749,7 +786,7 @@ export class Planner {
           ? { op: 'MakeSet', target: t }
           : { op: 'MakeObject', target: t },
     );
-    const inner: Env = { ...env, declared: declaredIn(term.body, new Set(env.declared)) };
+    const inner = this.scope(env, declaredIn(term.body, new Set()));
     const head = term.type === 'objectcomp' ? [term.key, term.value] : [term.head];
     const body = this.block(() =>
       this.planBody(term.body, inner, head, (e) => {
@@ -770,32 +807,8 @@ export class Planner {
     return t;
   }
 
-  /** The dotted name of a call's callee, resolved to a data path or a builtin name. */
-  private resolveCallee(callee: Term, env: Env): { group: RuleGroup } | { builtin: string } {
-    let head = callee;
-    const keys: string[] = [];
-    if (callee.type === 'ref') {
-      head = callee.head;
-      for (const key of callee.path) {
-        if (key.type !== 'string') this.fail('function names must be constant paths', key.pos);
-        keys.push(key.value);
-      }
-    }
-    if (head.type !== 'var') this.fail('function names must be constant paths', callee.pos);
-    const g = env.vars.has(head.name) ? undefined : env.resolver.global(head.name);
-    if (g && g.root === 'data') {
-      const node = findNode(this.program.root, [...g.path, ...keys]);
-      if (node?.group?.kind === 'function') return { group: node.group };
-      if (node?.group) this.fail(`data.${node.group.path.join('.')} is a rule, not a function`, callee.pos);
-      this.fail(`undefined function data.${[...g.path, ...keys].join('.')}`, callee.pos);
-    }
-    const name = [head.name, ...keys].join('.');
-    if (BUILTINS[name]) return { builtin: name };
-    this.fail(`undefined function ${name}`, callee.pos);
-  }
-
   private planCall(term: Extract<Term, { type: 'call' }>, env: Env, k: OperandNext): void {
-    const target = this.resolveCallee(term.callee, env);
+    const target = env.resolver.callee(term.callee, (name) => env.vars.has(name));
     if ('builtin' in target) {
       const spec = BUILTINS[target.builtin]!;
       if (spec.arity !== term.args.length) {
