@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// binaryen ships as one 14 MB module; loaded after tsx registers, tsx would transform it on every
-// start (about 9 s of CPU). Loading it first keeps it out of tsx's hands.
-await import('binaryen');
-// The package ships TypeScript sources; tsx registers the loader so the CLI runs them directly.
-const { register } = await import('tsx/esm/api');
-register();
-await import('../cli/main.ts');
+import { existsSync } from 'node:fs';
+
+// A checkout runs the TypeScript sources; the packed package ships them compiled in dist/.
+if (existsSync(new URL('../cli/main.ts', import.meta.url))) {
+  // binaryen ships as one 14 MB module; loaded after tsx registers, tsx would transform it on every
+  // start (about 9 s of CPU). Loading it first keeps it out of tsx's hands.
+  await import('binaryen');
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/main.ts');
+} else {
+  await import('../dist/cli/main.js');
+}

@@ -39,7 +39,7 @@ const USAGE = `usage: gatehouse audit verify [--data-dir D] [--audit-key FILE | 
                      server has signed its last entry)`;
 
 /** OPA's decision logs label each event with the agent that decided; these name Gatehouse. */
-const OPA_LABELS = { app: 'gatehouse', version: (createRequire(import.meta.url)('../../package.json') as { version: string }).version };
+const OPA_LABELS = { app: 'gatehouse', version: (createRequire(import.meta.url)('gatehouse/package.json') as { version: string }).version };
 
 /** Input the command cannot use: a usage problem, not a finding about the log. */
 class InputError extends Error {}
