@@ -93,9 +93,13 @@ t.test('a rule defined with two kinds is a check error', async (t) => {
   t.equal(err.pos?.line, 3);
 });
 
-t.test('with on a rule is refused rather than answered wrongly', async (t) => {
-  const err = planError({ 'p.rego': 'package t\nq if input.x\np if q with data.t.q as true\n' }, ['t/p']);
-  t.match(err.message, /with on rule data\.t\.q is not supported/);
+t.test('with on a rule plans a variant of the rules reading it, which is never cached', async (t) => {
+  const policy = plan({ 'p.rego': 'package t\nlimit := 3\nover if input.n > limit\np if over with data.t.limit as 1\n' }, ['t/p']);
+  const variant = policy.funcs.find((f) => f.name.startsWith('data.t.over#with'));
+  t.ok(variant, policy.funcs.map((f) => f.name).join(' '));
+  t.equal(variant!.cacheable, false);
+  t.equal(variant!.params.length, 3, 'input, data and the value replacing limit');
+  t.notOk(policy.funcs.some((f) => f.name === 'data.t.limit'), 'the replaced rule is not called');
 });
 
 t.test('a package entrypoint builds the package document', async (t) => {

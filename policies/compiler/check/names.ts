@@ -1,4 +1,4 @@
-import type { Module, Term } from '../parse/ast.ts';
+import type { Module, Pos, Term } from '../parse/ast.ts';
 import { BUILTINS } from '../builtins.ts';
 import { CompileError } from '../errors.ts';
 import { findNode, type ImportTarget, type Program, type RuleGroup } from './program.ts';
@@ -38,29 +38,36 @@ export class NameResolver {
    * variable (`isLocal`) is never a function's. Throws a check error when it names nothing callable.
    */
   callee(callee: Term, isLocal: (name: string) => boolean): Callee {
+    const found = this.lookupCallee(callee, isLocal);
+    if ('error' in found) this.fail(found.error, found.pos);
+    return found;
+  }
+
+  /** `callee` without throwing: what the term names, or why it names no function. */
+  lookupCallee(callee: Term, isLocal: (name: string) => boolean): Callee | { error: string; pos: Pos } {
     let head = callee;
     const keys: string[] = [];
     if (callee.type === 'ref') {
       head = callee.head;
       for (const key of callee.path) {
-        if (key.type !== 'string') this.fail('function names must be constant paths', key.pos);
+        if (key.type !== 'string') return { error: 'function names must be constant paths', pos: key.pos };
         keys.push(key.value);
       }
     }
-    if (head.type !== 'var') this.fail('function names must be constant paths', callee.pos);
+    if (head.type !== 'var') return { error: 'function names must be constant paths', pos: callee.pos };
     const g = isLocal(head.name) ? undefined : this.global(head.name);
     if (g && g.root === 'data') {
       const node = findNode(this.program.root, [...g.path, ...keys]);
       if (node?.group?.kind === 'function') return { group: node.group };
-      if (node?.group) this.fail(`data.${node.group.path.join('.')} is a rule, not a function`, callee.pos);
-      this.fail(`undefined function data.${[...g.path, ...keys].join('.')}`, callee.pos);
+      if (node?.group) return { error: `data.${node.group.path.join('.')} is a rule, not a function`, pos: callee.pos };
+      return { error: `undefined function data.${[...g.path, ...keys].join('.')}`, pos: callee.pos };
     }
     const name = [head.name, ...keys].join('.');
     if (BUILTINS[name]) return { builtin: name };
-    this.fail(`undefined function ${name}`, callee.pos);
+    return { error: `undefined function ${name}`, pos: callee.pos };
   }
 
-  private fail(message: string, pos: Term['pos']): never {
+  private fail(message: string, pos: Pos): never {
     throw new CompileError('check', message, pos, this.module.source);
   }
 }

@@ -53,7 +53,7 @@ export function literalVars(lit: Literal, isLocal: IsLocal): Map<string, Pos> {
       topLevelVars(e.domain, isLocal, into);
       break;
   }
-  for (const w of lit.with) topLevelVars(w.value, isLocal, into);
+  for (const w of lit.with) if (!w.replacement) topLevelVars(w.value, isLocal, into);
   return into;
 }
 
@@ -152,7 +152,7 @@ function analyse(lit: Literal, isLocal: IsLocal, outer: Set<string>): Usage {
       break;
     }
   }
-  for (const w of lit.with) walkValue(w.value, isLocal, usage);
+  for (const w of lit.with) if (!w.replacement) walkValue(w.value, isLocal, usage);
   const closureOuter = new Set([...outer, ...literalVars(lit, isLocal).keys()]);
   literalTerms(lit).forEach((t) => forEachClosure(t, (body, own) => closureInputs(body, own, isLocal, closureOuter, usage)));
   for (const name of usage.outputs.keys()) usage.inputs.delete(name);

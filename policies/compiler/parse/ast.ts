@@ -65,9 +65,14 @@ export type Expr =
   | { type: 'every'; key?: Term; value: Term; domain: Term; body: Body; pos: Pos };
 
 export interface With {
-  /** `input`, `input.a.b`, `data.x.y` (a ref or the var `input`). */
+  /** `input`, `input.a.b`, `data.x.y`, a rule, a function or a builtin (a ref or a var). */
   target: Term;
   value: Term;
+  /**
+   * Set by the planner when the target is a function and the value names the function replacing
+   * it (`with count as mock_count`): the value is then a name, not a variable.
+   */
+  replacement?: boolean;
   pos: Pos;
 }
 
@@ -181,7 +186,7 @@ export function literalTerms(lit: Literal): Term[] {
     case 'some':
       break;
   }
-  for (const w of lit.with) terms.push(w.value);
+  for (const w of lit.with) if (!w.replacement) terms.push(w.value);
   return terms;
 }
 

@@ -3,7 +3,7 @@ import type { Block, Const, Func, Local, Operand, Plan, Policy, Stmt } from './i
 import { CompileError } from '../errors.ts';
 import { BUILTINS, OPERATOR_BUILTINS } from '../builtins.ts';
 import { findNode, type DataNode, type Program, type RuleGroup } from '../check/program.ts';
-import { NameResolver, isWildcard } from '../check/names.ts';
+import { NameResolver, isWildcard, type Callee } from '../check/names.ts';
 import { orderBody, topLevelVars } from '../check/safety.ts';
 import { outputArgAsUnification } from '../check/output-args.ts';
 
@@ -22,6 +22,31 @@ interface Env {
   declared: ReadonlySet<string>;
   input: Local;
   data: Local;
+  /** What `with` replaces while this body is planned, by target (see `Mock`). */
+  mocks: ReadonlyMap<string, Mock>;
+}
+
+/**
+ * What a `with` puts in place of a rule, a user function or a builtin for the literal it modifies
+ * and everything that literal evaluates, rules it reads included: a value (a rule's value, or the
+ * result of every call), or another function called with the same arguments.
+ */
+interface Mock {
+  /** `data.a.rule`, `data.a.f` or a builtin's name. */
+  target: string;
+  value?: Local;
+  callee?: Callee;
+}
+
+const NO_MOCKS: ReadonlyMap<string, Mock> = new Map();
+
+/** The value mocks in the order a function planned with them takes them as extra parameters. */
+function valueMocks(mocks: ReadonlyMap<string, Mock>): Mock[] {
+  return [...mocks.values()].filter((m) => m.value !== undefined).sort((a, b) => (a.target < b.target ? -1 : 1));
+}
+
+function calleeName(callee: Callee): string {
+  return 'group' in callee ? funcName(callee.group) : callee.builtin;
 }
 
 type Next = (env: Env) => void;
@@ -109,7 +134,12 @@ export class Planner {
   private readonly consts: Const[] = [];
   private readonly constIndex = new Map<string, number>();
   private readonly funcs: Func[] = [];
-  private readonly planned = new Map<RuleGroup, 'planning' | 'done'>();
+  /** Functions planned or being planned, by name (a rule's own, or a variant with mocks). */
+  private readonly planned = new Map<string, 'planning' | 'done'>();
+  /** Names of the variants of rules planned with mocks, by rule and mocks. */
+  private readonly variants = new Map<string, string>();
+  /** The mocks of the function being planned, held in its parameters. */
+  private mocks: ReadonlyMap<string, Mock> = NO_MOCKS;
   private frame = new Frame(0, []);
   private module!: Module;
 
@@ -251,6 +281,7 @@ export class Planner {
       declared: new Set(),
       input: 0,
       data: 1,
+      mocks: NO_MOCKS,
     };
     const pos: Pos = { file: first.file, line: 1, col: 1, offset: 0 };
     const keyTerms: Term[] = keys.map((k) => ({ type: 'string', value: k, pos }));
@@ -260,31 +291,66 @@ export class Planner {
     return { name: keys.join('/'), locals: this.frame.locals, blocks: [stmts] };
   }
 
-  /** Plans the function of a rule group on first use; returns its name. */
-  private funcFor(group: RuleGroup, pos: Pos): string {
-    const state = this.planned.get(group);
+  /**
+   * Plans the function of a rule group on first use; returns its name. With mocks, it is a
+   * variant of the rule that takes the mocked values as extra parameters (in `valueMocks` order)
+   * and is never cached, since its value depends on them.
+   */
+  private funcFor(group: RuleGroup, pos: Pos, mocks: ReadonlyMap<string, Mock> = NO_MOCKS): string {
+    const name = mocks.size === 0 ? funcName(group) : this.variantName(group, mocks);
+    const state = this.planned.get(name);
     if (state === 'planning') {
       // As OPA does, name the rule and point at its definition rather than at the reference.
       const def = group.definitions[0] ?? group.defaultRule;
       throw new CompileError('check', `rule data.${group.path.join('.')} is recursive`, def?.rule.pos ?? pos, def?.module.source);
     }
-    if (state === 'done') return funcName(group);
-    this.planned.set(group, 'planning');
+    if (state === 'done') return name;
+    this.planned.set(name, 'planning');
     const savedFrame = this.frame;
     const savedModule = this.module;
+    const savedMocks = this.mocks;
     try {
-      this.funcs.push(this.planGroup(group));
+      this.funcs.push(this.planGroup(group, name, mocks));
     } finally {
       this.frame = savedFrame;
       this.module = savedModule;
+      this.mocks = savedMocks;
     }
-    this.planned.set(group, 'done');
-    return funcName(group);
+    this.planned.set(name, 'done');
+    return name;
   }
 
-  private planGroup(group: RuleGroup): Func {
+  private variantName(group: RuleGroup, mocks: ReadonlyMap<string, Mock>): string {
+    const signature = [...mocks.values()]
+      .map((m) => `${m.target}=${m.callee ? calleeName(m.callee) : 'value'}`)
+      .sort()
+      .join(',');
+    const key = `${funcName(group)} with ${signature}`;
+    let name = this.variants.get(key);
+    if (!name) {
+      name = `${funcName(group)}#with${this.variants.size}`;
+      this.variants.set(key, name);
+    }
+    return name;
+  }
+
+  /** Emits a call of a rule group's function: its variant with the environment's mocks, when there are any. */
+  private callGroup(group: RuleGroup, args: Operand[], env: Env, pos: Pos, target: Local): void {
+    const func = this.funcFor(group, pos, env.mocks);
+    const mocked = valueMocks(env.mocks).map((m): Operand => ({ local: m.value! }));
+    this.emit({ op: 'Call', func, args: [{ local: env.input }, { local: env.data }, ...args, ...mocked], target });
+  }
+
+  private planGroup(group: RuleGroup, name: string, mocks: ReadonlyMap<string, Mock>): Func {
     const params: Local[] = [0, 1];
     for (let i = 0; i < group.arity; i++) params.push(2 + i);
+    const own = new Map(mocks);
+    for (const mock of valueMocks(mocks)) {
+      const param = params.length;
+      params.push(param);
+      own.set(mock.target, { ...mock, value: param });
+    }
+    this.mocks = own;
     this.frame = new Frame(params.length, []);
     const result = this.local();
     const blocks: Block[] = [];
@@ -309,12 +375,12 @@ export class Planner {
     }
     const origin = group.definitions[0] ?? group.defaultRule;
     return {
-      name: funcName(group),
+      name,
       params,
       result,
       locals: this.frame.locals,
       blocks,
-      cacheable: group.kind !== 'function',
+      cacheable: group.kind !== 'function' && mocks.size === 0,
       origin: origin ? `${origin.module.file}:${origin.rule.pos.line}` : '',
     };
   }
@@ -323,7 +389,7 @@ export class Planner {
   private ruleEnv(module: Module, body: Body, rule: Rule): Env {
     const declared = declaredIn(body, new Set());
     for (const arg of rule.args ?? []) declaredIn([{ negated: false, with: [], pos: arg.pos, expr: { type: 'assign', left: arg, right: arg, pos: arg.pos } }], declared);
-    return { resolver: new NameResolver(this.program, module), vars: new Map(), declared, input: 0, data: 1 };
+    return { resolver: new NameResolver(this.program, module), vars: new Map(), declared, input: 0, data: 1, mocks: this.mocks };
   }
 
   /** Binds function parameters to the argument patterns, then continues. */
@@ -353,7 +419,7 @@ export class Planner {
       for (const t of head) if (t) topLevelVars(t, isLocal, into);
       for (const n of into.keys()) headVars.add(n);
     }
-    const literals = body.map((lit) => outputArgAsUnification(lit, env.resolver, (n) => env.vars.has(n)));
+    const literals = body.map((lit) => this.markReplacements(outputArgAsUnification(lit, env.resolver, (n) => env.vars.has(n)), env));
     const { body: ordered } = orderBody(literals, new Set(env.vars.keys()), headVars, isLocal, this.module.source);
     const step = (i: number, e: Env): void => {
       if (i === ordered.length) return k(e);
@@ -453,43 +519,90 @@ export class Planner {
     this.planExpr(lit.expr, env, k);
   }
 
-  /** `lit with input.a as v with data.b as w`: plans the literal against patched documents. */
+  /**
+   * `lit with input.a as v with data.b as w with data.x.rule as r with count as f`: plans the
+   * literal against patched documents and with the rules, functions and builtins replaced.
+   */
   private planWith(lit: Literal, env: Env, k: Next): void {
     const step = (i: number, e: Env): void => {
       if (i === lit.with.length) {
         const bare: Literal = { ...lit, with: [] };
-        return this.planLiteral(bare, e, (after) => k({ ...after, input: env.input, data: env.data }));
+        return this.planLiteral(bare, e, (after) => k({ ...after, input: env.input, data: env.data, mocks: env.mocks }));
       }
       const w = lit.with[i]!;
-      const { root, path } = this.withTarget(w.target, e);
+      const target = this.withTarget(w.target, e);
+      if ('mock' in target) {
+        const callee = w.replacement ? this.replacementFunction(w.value, target.arity!, e) : undefined;
+        if (callee) return step(i + 1, this.withMock(e, { target: target.mock, callee }));
+        return this.planTerm(w.value, e, (value, e2) => step(i + 1, this.withMock(e2, { target: target.mock, value: this.toLocal(value) })));
+      }
       this.planTerm(w.value, e, (value, e2) => {
-        const doc = root === 'input' ? e2.input : e2.data;
-        const patched = this.upsert(doc, path, value, root === 'input');
-        step(i + 1, root === 'input' ? { ...e2, input: patched } : { ...e2, data: patched });
+        const doc = target.root === 'input' ? e2.input : e2.data;
+        const patched = this.upsert(doc, target.path, value, target.root === 'input');
+        step(i + 1, target.root === 'input' ? { ...e2, input: patched } : { ...e2, data: patched });
       });
     };
     step(0, env);
   }
 
-  private withTarget(target: Term, env: Env): { root: 'input' | 'data'; path: string[] } {
+  /** The literal with each `with` whose value names a replacement function marked (see `With.replacement`). */
+  private markReplacements(lit: Literal, env: Env): Literal {
+    if (lit.with.length === 0) return lit;
+    const withs = lit.with.map((w) => {
+      const target = this.withTarget(w.target, env);
+      const replaces = 'mock' in target && target.arity !== undefined && this.replacementFunction(w.value, target.arity, env);
+      return replaces ? { ...w, replacement: true } : w;
+    });
+    return { ...lit, with: withs };
+  }
+
+  private withMock(env: Env, mock: Mock): Env {
+    return { ...env, mocks: new Map(env.mocks).set(mock.target, mock) };
+  }
+
+  /** The function a `with` value names in place of a function of `arity` arguments, if it names one. */
+  private replacementFunction(value: Term, arity: number, env: Env): Callee | undefined {
+    if (value.type !== 'var' && value.type !== 'ref') return undefined;
+    const found = env.resolver.lookupCallee(value, (n) => env.declared.has(n));
+    if ('error' in found) return undefined;
+    const replacementArity = 'group' in found ? found.group.arity : BUILTINS[found.builtin]!.arity;
+    if (replacementArity !== arity) {
+      this.fail(`with: ${calleeName(found)} takes ${replacementArity} arguments, the function it replaces ${arity}`, value.pos);
+    }
+    return found;
+  }
+
+  /**
+   * What a `with` replaces: a path below input or base data (patched), or a rule, a function or a
+   * builtin (mocked; `arity` is set for functions and builtins).
+   */
+  private withTarget(target: Term, env: Env): { root: 'input' | 'data'; path: string[] } | { mock: string; arity?: number } {
     let head: Term = target;
     let keys: Term[] = [];
     if (target.type === 'ref') {
       head = target.head;
       keys = target.path;
     }
-    const g = head.type === 'var' && !env.vars.has(head.name) ? env.resolver.global(head.name) : undefined;
-    if (!g) this.fail('with target must be input, data or a path below them', target.pos);
-    const path = [...g.path];
+    const bound = head.type === 'var' && env.vars.has(head.name);
+    const g = head.type === 'var' && !bound ? env.resolver.global(head.name) : undefined;
+    const path = [...(g?.path ?? [])];
     for (const key of keys) {
       if (key.type !== 'string') this.fail('with target paths must use constant keys', key.pos);
       path.push(key.value);
     }
+    if (!g) {
+      const builtin = head.type === 'var' && !bound ? [head.name, ...path].join('.') : '';
+      if (BUILTINS[builtin]) return { mock: builtin, arity: BUILTINS[builtin]!.arity };
+      this.fail('with target must be input, data, a path below them, a rule, a function or a builtin', target.pos);
+    }
     if (g.root === 'data') {
       let node: DataNode | undefined = this.program.root;
-      for (const key of path) {
+      for (const [i, key] of path.entries()) {
         node = node?.children.get(key);
-        if (node?.group) this.fail(`with on rule data.${node.group.path.join('.')} is not supported: replace input or base data instead`, target.pos);
+        const group = node?.group;
+        if (!group) continue;
+        if (i < path.length - 1) this.fail(`with on a part of rule data.${group.path.join('.')} is not supported: replace the whole rule`, target.pos);
+        return group.kind === 'function' ? { mock: funcName(group), arity: group.arity } : { mock: funcName(group) };
       }
       if (node && node.children.size > 0) this.fail(`with on data.${path.join('.')} would replace rules, which is not supported`, target.pos);
     }
@@ -809,21 +922,25 @@ export class Planner {
 
   private planCall(term: Extract<Term, { type: 'call' }>, env: Env, k: OperandNext): void {
     const target = env.resolver.callee(term.callee, (name) => env.vars.has(name));
-    if ('builtin' in target) {
-      const spec = BUILTINS[target.builtin]!;
-      if (spec.arity !== term.args.length) {
-        this.fail(`${target.builtin}: arity mismatch: expected ${spec.arity} arguments, got ${term.args.length}`, term.pos);
-      }
-      return this.planTerms(term.args, env, (ops, e) => this.callBuiltin(target.builtin, ops, e, k));
+    const arity = 'group' in target ? target.group.arity : BUILTINS[target.builtin]!.arity;
+    if (arity !== term.args.length) {
+      const name = 'group' in target ? `data.${target.group.path.join('.')}` : target.builtin;
+      this.fail(`${name}: arity mismatch: expected ${arity} arguments, got ${term.args.length}`, term.pos);
     }
-    const group = target.group;
-    if (group.arity !== term.args.length) {
-      this.fail(`data.${group.path.join('.')}: arity mismatch: expected ${group.arity} arguments, got ${term.args.length}`, term.pos);
-    }
-    const func = this.funcFor(group, term.pos);
+    const mock = env.mocks.get(calleeName(target));
     this.planTerms(term.args, env, (ops, e) => {
+      if (mock?.value !== undefined) return k({ local: mock.value }, e);
+      const callee = mock?.callee ?? target;
       const t = this.local();
-      this.emit({ op: 'Call', func, args: [{ local: e.input }, { local: e.data }, ...ops], target: t });
+      if ('group' in callee) {
+        // As in OPA, the replacement sees the function it replaces as it is (`with f as g` where
+        // g calls f does not recurse); the other mocks still apply.
+        const mocks = new Map(e.mocks);
+        if (mock) mocks.delete(mock.target);
+        this.callGroup(callee.group, ops, { ...e, mocks }, term.pos, t);
+      } else {
+        this.emit({ op: 'Call', func: callee.builtin, args: ops, target: t });
+      }
       k({ local: t }, e);
     });
   }
@@ -882,9 +999,10 @@ export class Planner {
       if (node.group) {
         const group = node.group;
         if (group.kind === 'function') this.fail(`function data.${group.path.join('.')} must be called`, key.pos);
-        const func = this.funcFor(group, key.pos);
+        const mocked = env.mocks.get(funcName(group))?.value;
+        if (mocked !== undefined) return this.planDots(mocked, keys, i, env, k);
         const t = this.local();
-        this.emit({ op: 'Call', func, args: [{ local: env.input }, { local: env.data }], target: t });
+        this.callGroup(group, [], env, key.pos, t);
         return this.planDots(t, keys, i, env, k);
       }
     }
@@ -901,15 +1019,14 @@ export class Planner {
     for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (child.group) {
         if (child.group.kind === 'function') continue;
-        const func = this.funcFor(child.group, child.group.definitions[0]?.rule.pos ?? child.group.defaultRule!.rule.pos);
-        const t = this.local();
-        this.emit({
-          op: 'Block',
-          blocks: [{ stmts: [
-            { op: 'Call', func, args: [{ local: env.input }, { local: env.data }], target: t },
-            { op: 'ObjectInsert', object: o, key: this.str(name), value: { local: t } },
-          ] }],
+        const mocked = env.mocks.get(funcName(child.group))?.value;
+        const t = mocked ?? this.local();
+        const pos = child.group.definitions[0]?.rule.pos ?? child.group.defaultRule!.rule.pos;
+        const call = this.block(() => {
+          if (mocked === undefined) this.callGroup(child.group!, [], env, pos, t);
+          this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: t } });
         });
+        this.emit({ op: 'Block', blocks: [call] });
       } else {
         const sub = this.virtualDoc(child, [...path, name], env);
         this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: sub } });
