@@ -77,13 +77,21 @@ export function findNode(root: DataNode, path: readonly string[]): DataNode | un
   return node;
 }
 
-/** The first rule on the way to `path`, excluding `path` itself: whatever lies below a rule is its value. */
+/**
+ * Whether other rules may define keys of the group's value: as in OPA, those of a partial object
+ * (of sets) merge with the keys its own definitions produce, a key both give being a conflict.
+ */
+export function takesKeysFromBelow(kind: Rule['kind']): boolean {
+  return kind === 'partialObject' || kind === 'partialObjectOfSets';
+}
+
+/** The first rule on the way to `path`, excluding `path` itself, whose whole value lies below it. */
 function ruleAbove(root: DataNode, path: readonly string[]): RuleGroup | undefined {
   let node: DataNode | undefined = root;
   for (const key of path.slice(0, -1)) {
     node = node.children.get(key);
     if (!node) return undefined;
-    if (node.group) return node.group;
+    if (node.group && !takesKeysFromBelow(node.group.kind)) return node.group;
   }
   return undefined;
 }
@@ -95,7 +103,7 @@ function addRule(root: DataNode, module: Module, rule: Rule): void {
   if (above) fail(`rule ${path.join('.')} conflicts with rule ${above.path.join('.')}, which holds its whole value`, rule.pos, module);
   nodeAt(root, [...module.package, rule.name]).named = true;
   const node = nodeAt(root, path);
-  if (node.children.size > 0) {
+  if (node.children.size > 0 && !takesKeysFromBelow(rule.kind)) {
     fail(`rule ${path.join('.')} conflicts with the rules or packages below it`, rule.pos, module);
   }
   const arity = rule.args?.length ?? 0;

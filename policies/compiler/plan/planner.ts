@@ -2,7 +2,7 @@ import type { Body, Expr, Literal, Module, Pos, Rule, Term } from '../parse/ast.
 import type { Block, Const, Func, Local, Operand, Plan, Policy, Stmt } from './ir.ts';
 import { CompileError } from '../errors.ts';
 import { BUILTINS, OPERATOR_BUILTINS } from '../builtins.ts';
-import { findNode, type DataNode, type Program, type RuleGroup } from '../check/program.ts';
+import { findNode, takesKeysFromBelow, type DataNode, type Program, type RuleGroup } from '../check/program.ts';
 import { NameResolver, isWildcard, type Callee } from '../check/names.ts';
 import { orderBody, topLevelVars } from '../check/safety.ts';
 import { outputArgAsUnification } from '../check/output-args.ts';
@@ -361,6 +361,14 @@ export class Planner {
     for (const def of group.definitions) {
       this.module = def.module;
       blocks.push(...this.planDefinition(group, def.rule, def.module, params, result));
+    }
+    const node = findNode(this.program.root, group.path)!;
+    const first = group.definitions[0];
+    if (first && takesKeysFromBelow(group.kind) && node.children.size > 0) {
+      this.module = first.module;
+      const message = `${first.module.file}:${first.rule.pos.line}: eval_conflict_error: ${CONFLICT.partialObject}`;
+      const env = this.ruleEnv(first.module, [], first.rule);
+      blocks.push(this.block(() => this.mergeKeysFromBelow(group, node, result, env, message)));
     }
     if (group.defaultRule) {
       const { rule, module } = group.defaultRule;
@@ -1012,26 +1020,54 @@ export class Planner {
     this.planDots(doc, keys, i, env, k);
   }
 
+  /**
+   * Calls `use` with the name and value of each child of a node that has one (rules that are
+   * defined, and the documents of the nodes below), in key order; functions have none.
+   */
+  private forEachChildValue(node: DataNode, path: string[], env: Env, use: (name: string, value: Local, child: DataNode) => void): void {
+    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const group = child.group;
+      if (!group) {
+        use(name, this.virtualDoc(child, [...path, name], env), child);
+        continue;
+      }
+      if (group.kind === 'function') continue;
+      const mocked = env.mocks.get(funcName(group))?.value;
+      const t = mocked ?? this.local();
+      const pos = group.definitions[0]?.rule.pos ?? group.defaultRule!.rule.pos;
+      const call = this.block(() => {
+        if (mocked === undefined) this.callGroup(group, [], env, pos, t);
+        use(name, t, child);
+      });
+      this.emit({ op: 'Block', blocks: [call] });
+    }
+  }
+
+  /**
+   * The keys rules below a partial object define (`p.q.r := 1` beside `p.q[k] := v`), merged into
+   * its value as OPA does: a key both define is a conflict; a partial set below a partial object
+   * of sets adds its elements to that key's set.
+   */
+  private mergeKeysFromBelow(group: RuleGroup, node: DataNode, result: Local, env: Env, message: string): void {
+    this.forEachChildValue(node, group.path, env, (name, value, child) => {
+      if (group.kind === 'partialObjectOfSets' && child.group?.kind === 'partialSet') {
+        const key = this.local();
+        const element = this.local();
+        const block = this.block(() => this.addToSetAt(result, this.str(name), { local: element }));
+        this.emit({ op: 'Scan', source: value, key, value: element, block });
+      } else {
+        this.emit({ op: 'ObjectInsertOnce', object: result, key: this.str(name), value: { local: value }, message });
+      }
+    });
+  }
+
   /** The document of a package: its base data merged with the value of every defined rule. */
   private virtualDoc(node: DataNode, path: string[], env: Env): Local {
     const o = this.local();
     this.emit({ op: 'MakeObject', target: o });
-    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (child.group) {
-        if (child.group.kind === 'function') continue;
-        const mocked = env.mocks.get(funcName(child.group))?.value;
-        const t = mocked ?? this.local();
-        const pos = child.group.definitions[0]?.rule.pos ?? child.group.defaultRule!.rule.pos;
-        const call = this.block(() => {
-          if (mocked === undefined) this.callGroup(child.group!, [], env, pos, t);
-          this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: t } });
-        });
-        this.emit({ op: 'Block', blocks: [call] });
-      } else {
-        const sub = this.virtualDoc(child, [...path, name], env);
-        this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: sub } });
-      }
-    }
+    this.forEachChildValue(node, path, env, (name, value) =>
+      this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: value } }),
+    );
     const base = this.local();
     const merged = this.local();
     const lookups: Stmt[] = [];
