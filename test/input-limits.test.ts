@@ -52,6 +52,15 @@ t.test('ids longer than any real one are 400 before they reach LMDB', async (t) 
   t.equal((await call(url, 'GET', '/healthz')).status, 200);
 });
 
+t.test('a call refused before validation, naming a decision id too long for a key, is recorded, not a 500', async (t) => {
+  const { url, admin } = await startTestServer(t);
+  // The scope is checked before the path is validated, and the refusal is audited under the decision it names.
+  const reader = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read'] });
+  const answer = await call(url, 'POST', `/v1/decisions/${'€'.repeat(1000)}/approve`, { key: reader.key, body: {} });
+  t.equal(answer.status, 403, answer.text);
+  t.equal(answer.json.code, 'insufficient_scope');
+});
+
 t.test('objectives that could never be stored as keys are refused or get a key that can', async (t) => {
   const { url, admin } = await startTestServer(t, { policies: engine });
   const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:write', 'memory:read', 'memory:write'] });

@@ -2,6 +2,7 @@ import { verdictSummary, type AuditDraft } from '../../core/audit-log.ts';
 import { auditEvent } from '../../core/events/audit-events.ts';
 import type { RequestContext } from '../context.ts';
 import type { Reply } from '../http/reply.ts';
+import { ID_MAX_LENGTH } from '../id-schema.ts';
 import { refuse } from './refuse.ts';
 
 /**
@@ -44,6 +45,8 @@ export function auditDraft(ctx: RequestContext, reply: Reply): AuditDraft {
 function decisionNamed(ctx: RequestContext) {
   const id = ctx.params.id;
   if (!ctx.principal || id === undefined || !ctx.route?.path.startsWith('/v1/decisions/{id}')) return null;
+  // A refusal may come before validation bounded the id: one too long for an LMDB key names no decision.
+  if (id.length > ID_MAX_LENGTH) return null;
   return ctx.services.workflow.decisions.get(ctx.principal.env, id) ?? null;
 }
 
