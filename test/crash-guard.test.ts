@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { log } from '../core/log.ts';
 import { call, startTestServer, type Answer } from './helpers/gatehouse.ts';
 
 // No request may end the process (docs/security.md): a malformed path is 400, and an exception
@@ -38,10 +39,11 @@ function breakMember(owner: object, name: string): () => void {
 t.test('an exception outside the pipeline is a 500 problem document and the server lives on', async (t) => {
   const { url, admin, server } = await startTestServer(t);
   const { services } = server;
-  const errors: unknown[][] = [];
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => errors.push(args);
-  t.teardown(() => (console.error = consoleError));
+  // What the server's logger is told (core/log.ts), in place of its JSON lines on stderr.
+  const errors: Array<{ requestId?: string; err?: Error }> = [];
+  const logError = log.error;
+  log.error = ((fields: { requestId?: string; err?: Error }) => void errors.push(fields)) as typeof log.error;
+  t.teardown(() => (log.error = logError));
 
   const faults: Array<[string, () => () => void, () => Promise<Answer>]> = [
     // Read synchronously in the uWS handler, before the pipeline starts.
@@ -59,7 +61,7 @@ t.test('an exception outside the pipeline is a 500 problem document and the serv
     t.equal(answer.json.detail, 'the server could not complete this request', `${where}: the cause is not shown`);
     t.equal(answer.headers.get('request-id'), answer.json.requestId);
     t.ok(
-      errors.some((args) => String(args[0]).includes(answer.json.requestId) && String(args[1]).includes('injected fault')),
+      errors.some((fields) => fields.requestId === answer.json.requestId && String(fields.err?.message).includes('injected fault')),
       `${where}: the cause is logged with the request id`,
     );
     t.equal((await call(url, 'GET', '/healthz')).status, 200, `${where}: the server answers afterwards`);
