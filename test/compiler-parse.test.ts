@@ -191,7 +191,7 @@ t.test('partial sets and partial objects', async (tt) => {
 });
 
 t.test('rule heads with refs', async (tt) => {
-  const [deep, obj, sets, setDeep, fn, dflt] = rules(
+  const [deep, obj, sets, setDeep, fn, dflt, general] = rules(
     [
       'a.b.c := 1',
       'a.b[x] := y if { some x, y in input }',
@@ -199,6 +199,7 @@ t.test('rule heads with refs', async (tt) => {
       'a.d.e contains 1',
       'lib.util.f(x) := x',
       'default a.b.g := 0',
+      'g.h[x].i[y] := 1 if { some x, y in input }',
     ].join('\n'),
   );
   tt.match(deep, { kind: 'complete', name: 'a', path: ['a', 'b', 'c'] });
@@ -211,6 +212,9 @@ t.test('rule heads with refs', async (tt) => {
   tt.match(fn, { kind: 'function', name: 'lib', path: ['lib', 'util', 'f'] });
   tt.equal(fn!.args!.length, 1);
   tt.match(dflt, { kind: 'complete', default: true, path: ['a', 'b', 'g'] });
+  tt.match(general, { kind: 'partialObject', path: ['g', 'h'] });
+  tt.equal(show(general!.key!), 'x');
+  tt.same(general!.subKeys!.map(show), ['"i"', 'y']);
 });
 
 t.test('functions', async (tt) => {
@@ -600,8 +604,6 @@ t.test('rule head and else errors', async (tt) => {
   parseError(tt, 'package a\np { true }', 2, 3, /^expected 'if' before the rule body, found '\{' \(Rego v1 requires it: 'p if \{ … \}'\)$/);
   parseError(tt, 'package a\np[x] { x := 1 }', 2, 6, /expected 'if' before the rule body.*'p\[x\] if/);
   parseError(tt, 'package a\np := 1 if { x } else = 2 { y }', 2, 26, /expected 'if' before the rule body/);
-  parseError(tt, 'package a\np[x][y] := 1', 2, 3, /^rule head refs may have a non-string key only as their last key/);
-  parseError(tt, 'package a\np[x].q := 1', 2, 3, /general refs such as 'p\[k\]\.r' are not supported/);
   parseError(tt, 'package a\np\nq := 1', 2, 2, /^expected ':=', '=', 'if' or 'contains' after the rule head 'p', found end of line$/);
   parseError(tt, 'package a\nf(x)', 2, 5, /^expected ':=', '=' or 'if' after the rule head 'f\(x\)', found end of file$/);
   parseError(tt, 'package a\ndefault p', 2, 10, /^expected ':=' and a value after 'default p', found end of file$/);

@@ -53,6 +53,7 @@ export function renameWildcards(modules: Module[]): void {
     for (const rule of module.rules) {
       rule.args?.forEach(term);
       term(rule.key);
+      rule.subKeys?.forEach(term);
       term(rule.value);
       body(rule.body);
       for (const e of rule.else) {

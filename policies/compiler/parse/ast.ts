@@ -100,8 +100,9 @@ export interface Rule {
    * partialObject: `p[k] := v if {…}`.
    * partialObjectOfSets: `p[k] contains x if {…}` (each key holds the set of its elements).
    * function: `f(a, b) := v if {…}`, `f(x) if {…}`.
-   * A head may be a ref (`a.b.c := 1`, `a.b[k] := v`, `a.b.f(x) := y`): its string keys lead to
-   * the rule, and only its last key may be something else (the key of a partial object).
+   * A head may be a ref (`a.b.c := 1`, `a.b[k] := v`, `a.b.f(x) := y`, `a[k].b[j] := v`): its
+   * string keys up to the first other key lead to the rule, a partial object whose values the
+   * keys from there on (`key`, then `subKeys`) nest into.
    */
   kind: 'complete' | 'partialSet' | 'partialObject' | 'partialObjectOfSets' | 'function';
   /** The first name of the head (`a` of `a.b.c := 1`): the name the package's rules know it by. */
@@ -113,6 +114,8 @@ export interface Rule {
   args?: Term[];
   /** Element of a partial set, or key of a partial object (of sets). */
   key?: Term;
+  /** Keys after a partial object's key in a general ref head (`r` and `s` of `p[k].r[s] := v`). */
+  subKeys?: Term[];
   /** Value of a complete rule, function or partial object, or element of a partial object of sets. Absent means `true`. */
   value?: Term;
   /** Empty body means unconditionally true. */

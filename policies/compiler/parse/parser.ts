@@ -49,6 +49,7 @@ interface RuleHead {
   path: string[];
   args?: Term[];
   key?: Term;
+  subKeys: Term[];
 }
 
 export class Parser {
@@ -179,6 +180,7 @@ export class Parser {
       default: isDefault,
       ...(head.args && { args: head.args }),
       ...(key && { key }),
+      ...(head.subKeys.length > 0 && { subKeys: head.subKeys }),
       ...(value && { value }),
       body: [],
       else: [],
@@ -213,22 +215,20 @@ export class Parser {
   }
 
   /**
-   * `p`, `p.q.r`, `p[k]`, `p.q[k]`, `f(args)` or `p.q.f(args)`. String keys extend the rule's path;
-   * another key makes a partial object and must come last: a variable before other keys (OPA's
-   * general refs, `p[k].r := v`) is refused.
+   * `p`, `p.q.r`, `p[k]`, `p.q[k]`, `p[k].r[j]`, `f(args)` or `p.q.f(args)`. String keys extend
+   * the rule's path up to the first other key, which makes a partial object; the keys after it
+   * nest into its values.
    */
   private ruleHead(): RuleHead {
     const nameTok = this.tok;
     if (nameTok.kind !== 'ident') this.fail(`expected a rule name, found ${describe(nameTok)}`, nameTok.pos);
     this.advance();
-    const head: RuleHead = { path: [nameTok.text] };
+    const head: RuleHead = { path: [nameTok.text], subKeys: [] };
     // OPA allows space between a rule name and its arguments or key (`f (x)`, `p [k]`).
     while (this.atPunct('.') || this.atPunct('[')) {
-      if (head.key) {
-        this.fail(`rule head refs may have a non-string key only as their last key (general refs such as 'p[k].r' are not supported)`, head.key.pos);
-      }
       const key = this.selector();
-      if (key.type === 'string') head.path.push(key.value);
+      if (head.key) head.subKeys.push(key);
+      else if (key.type === 'string') head.path.push(key.value);
       else head.key = key;
     }
     if (this.atPunct('(')) {

@@ -449,27 +449,23 @@ export class Planner {
           ),
         ];
       case 'partialObject':
+      case 'partialObjectOfSets': {
+        const message = where + CONFLICT.partialObject;
+        const keys = [rule.key!, ...(rule.subKeys ?? [])];
         return [
           this.block(() =>
-            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key, rule.value], (env) =>
-              this.planTerm(rule.key!, env, (key, env2) =>
-                this.planTerm(value(rule.value, rule.pos), env2, (v) =>
-                  this.emit({ op: 'ObjectInsertOnce', object: result, key, value: v, message: where + CONFLICT.partialObject }),
-                ),
-              ),
+            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [...keys, rule.value], (env) =>
+              this.planTerms([...keys, value(rule.value, rule.pos)], env, (ops) => {
+                const v = ops.pop()!;
+                const leaf = ops.pop()!;
+                const object = ops.reduce((parent, key) => this.collectionAt(parent, key, 'object', message), result);
+                if (group.kind === 'partialObject') this.emit({ op: 'ObjectInsertOnce', object, key: leaf, value: v, message });
+                else this.emit({ op: 'SetAdd', set: this.collectionAt(object, leaf, 'set', message), value: v });
+              }),
             rule),
           ),
         ];
-      case 'partialObjectOfSets':
-        return [
-          this.block(() =>
-            this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key, rule.value], (env) =>
-              this.planTerm(rule.key!, env, (key, env2) =>
-                this.planTerm(rule.value!, env2, (v) => this.addToSetAt(result, key, v)),
-              ),
-            rule),
-          ),
-        ];
+      }
       case 'complete':
       case 'function': {
         const message = where + (group.kind === 'function' ? CONFLICT.function : CONFLICT.complete);
@@ -499,20 +495,35 @@ export class Planner {
     }
   }
 
-  /** Adds value to the set object[key], creating that set when the key has none yet. */
-  private addToSetAt(object: Local, key: Operand, value: Operand): void {
-    const set = this.local();
-    this.emit({ op: 'ResetLocal', target: set });
-    this.emit({ op: 'Block', blocks: [{ stmts: [{ op: 'Dot', source: { local: object }, key, target: set }] }] });
+  /**
+   * The object or set at parent[key], created when the key has none yet; a value there of
+   * another kind is a conflict (`p[k] := 1` beside `p[k].r := 2`), reported as OPA does.
+   */
+  private collectionAt(parent: Local, key: Operand, kind: 'object' | 'set', message: string): Local {
+    const [make, is] = kind === 'object' ? (['MakeObject', 'IsObject'] as const) : (['MakeSet', 'IsSet'] as const);
+    const child = this.local();
+    this.emit({ op: 'ResetLocal', target: child });
+    this.emit({ op: 'Block', blocks: [{ stmts: [{ op: 'Dot', source: { local: parent }, key, target: child }] }] });
     this.emit({
       op: 'Block',
       blocks: [{ stmts: [
-        { op: 'IsUndefined', source: set },
-        { op: 'MakeSet', target: set },
-        { op: 'ObjectInsert', object, key, value: { local: set } },
+        { op: 'IsUndefined', source: child },
+        { op: make, target: child },
+        { op: 'ObjectInsert', object: parent, key, value: { local: child } },
       ] }],
     });
-    this.emit({ op: 'SetAdd', set, value });
+    // Inserting an empty collection where a value of another kind is aborts with the conflict.
+    const empty = this.local();
+    const ofKind = this.block(() => this.emit({ op: is, source: { local: child } }));
+    this.emit({
+      op: 'Block',
+      blocks: [{ stmts: [
+        { op: 'Not', block: ofKind },
+        { op: make, target: empty },
+        { op: 'ObjectInsertOnce', object: parent, key, value: { local: empty }, message },
+      ] }],
+    });
+    return child;
   }
 
   // ---- literals ----
@@ -1020,54 +1031,53 @@ export class Planner {
     this.planDots(doc, keys, i, env, k);
   }
 
-  /**
-   * Calls `use` with the name and value of each child of a node that has one (rules that are
-   * defined, and the documents of the nodes below), in key order; functions have none.
-   */
-  private forEachChildValue(node: DataNode, path: string[], env: Env, use: (name: string, value: Local, child: DataNode) => void): void {
-    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const group = child.group;
-      if (!group) {
-        use(name, this.virtualDoc(child, [...path, name], env), child);
-        continue;
-      }
-      if (group.kind === 'function') continue;
-      const mocked = env.mocks.get(funcName(group))?.value;
-      const t = mocked ?? this.local();
-      const pos = group.definitions[0]?.rule.pos ?? group.defaultRule!.rule.pos;
-      const call = this.block(() => {
-        if (mocked === undefined) this.callGroup(group, [], env, pos, t);
-        use(name, t, child);
-      });
-      this.emit({ op: 'Block', blocks: [call] });
-    }
+  /** Emits a block that takes the rule's value (its mock's or a call's) and, when it is defined, runs `use` with it. */
+  private withRuleValue(group: RuleGroup, env: Env, use: (value: Local) => void): void {
+    const mocked = env.mocks.get(funcName(group))?.value;
+    const t = mocked ?? this.local();
+    const pos = group.definitions[0]?.rule.pos ?? group.defaultRule!.rule.pos;
+    const block = this.block(() => {
+      if (mocked === undefined) this.callGroup(group, [], env, pos, t);
+      use(t);
+    });
+    this.emit({ op: 'Block', blocks: [block] });
   }
 
   /**
    * The keys rules below a partial object define (`p.q.r := 1` beside `p.q[k] := v`), merged into
-   * its value as OPA does: a key both define is a conflict; a partial set below a partial object
-   * of sets adds its elements to that key's set.
+   * its value as OPA does: key by key down to each rule, a key both define with different values
+   * being a conflict; a partial set below a partial object of sets adds to that key's set.
    */
-  private mergeKeysFromBelow(group: RuleGroup, node: DataNode, result: Local, env: Env, message: string): void {
-    this.forEachChildValue(node, group.path, env, (name, value, child) => {
-      if (group.kind === 'partialObjectOfSets' && child.group?.kind === 'partialSet') {
-        const key = this.local();
-        const element = this.local();
-        const block = this.block(() => this.addToSetAt(result, this.str(name), { local: element }));
-        this.emit({ op: 'Scan', source: value, key, value: element, block });
-      } else {
-        this.emit({ op: 'ObjectInsertOnce', object: result, key: this.str(name), value: { local: value }, message });
+  private mergeKeysFromBelow(group: RuleGroup, node: DataNode, object: Local, env: Env, message: string): void {
+    for (const [name, child] of sortedChildren(node)) {
+      const key = this.str(name);
+      const rule = child.group;
+      if (!rule) {
+        this.mergeKeysFromBelow(group, child, this.collectionAt(object, key, 'object', message), env, message);
+      } else if (group.kind === 'partialObjectOfSets' && rule.kind === 'partialSet') {
+        this.withRuleValue(rule, env, (set) => {
+          const index = this.local();
+          const element = this.local();
+          const block = this.block(() =>
+            this.emit({ op: 'SetAdd', set: this.collectionAt(object, key, 'set', message), value: { local: element } }),
+          );
+          this.emit({ op: 'Scan', source: set, key: index, value: element, block });
+        });
+      } else if (rule.kind !== 'function') {
+        this.withRuleValue(rule, env, (value) => this.emit({ op: 'ObjectInsertOnce', object, key, value: { local: value }, message }));
       }
-    });
+    }
   }
 
   /** The document of a package: its base data merged with the value of every defined rule. */
   private virtualDoc(node: DataNode, path: string[], env: Env): Local {
     const o = this.local();
     this.emit({ op: 'MakeObject', target: o });
-    this.forEachChildValue(node, path, env, (name, value) =>
-      this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: value } }),
-    );
+    for (const [name, child] of sortedChildren(node)) {
+      const insert = (value: Local): void => this.emit({ op: 'ObjectInsert', object: o, key: this.str(name), value: { local: value } });
+      if (!child.group) insert(this.virtualDoc(child, [...path, name], env));
+      else if (child.group.kind !== 'function') this.withRuleValue(child.group, env, insert);
+    }
     const base = this.local();
     const merged = this.local();
     const lookups: Stmt[] = [];
@@ -1089,6 +1099,11 @@ export class Planner {
     });
     return o;
   }
+}
+
+/** A node's children in key order, the order of the documents built from them. */
+function sortedChildren(node: DataNode): Array<[string, DataNode]> {
+  return [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** The functions the plans call, directly or through other functions, in planning order. */
