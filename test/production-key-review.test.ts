@@ -82,9 +82,11 @@ t.test('production key review end to end', async (t) => {
       ['POST', '/v1/keys', 201, server.adminKey.id, 'verified'],
       ['GET', '/v1/decisions/{id}', 200, server.adminKey.id, 'verified'],
       ['POST', '/v1/decisions/{id}/approve', 403, server.adminKey.id, 'verified'],
+      // Refused before the decision was read, and still on its trace: every attempt against a decision is.
+      ['POST', '/v1/decisions/{id}/approve', 401, second.record.id, 'unsigned'],
       ['POST', '/v1/decisions/{id}/approve', 200, second.record.id, 'verified'],
     ],
-    "the review's steps, in order, in its trace",
+    "the review's steps, in order, in its trace, the refused ones included",
   );
   t.match(trace.json.entries[0], { policy: 'security-review-v1', result: { allow: true, gate: 'security_review' } });
 
