@@ -22,7 +22,7 @@ import { scenarioCharts } from './lib/scenario-charts.ts';
 import { loadScenario, selectScenarios } from './lib/scenario-loader.ts';
 import { seriesMetrics } from './lib/series-metrics.ts';
 import { renderSummaryMarkdown } from './lib/summary-markdown.ts';
-import { checkTargets, loadTargets, type ScenarioOutcome } from './lib/targets.ts';
+import { bound, checkTargets, loadTargets, type ScenarioOutcome } from './lib/targets.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCENARIO_DIR = path.join(ROOT, 'bench/scenarios');
@@ -104,13 +104,22 @@ async function runScenario(name: string, options: HarnessOptions, run: RunContex
   return record;
 }
 
+/** What `--help` adds to the options: the scenarios present and the targets a `--check` holds them to. */
+async function catalogue(targetsFile: string): Promise<string> {
+  const lines = ['', 'scenarios:'];
+  for (const name of selectScenarios(SCENARIO_DIR, null)) lines.push(`  ${name.padEnd(12)} ${(await loadScenario(SCENARIO_DIR, name)).description}`);
+  lines.push('', `targets (${path.relative(process.cwd(), targetsFile) || targetsFile}):`);
+  for (const target of loadTargets(targetsFile)) lines.push(`  ${target.scenario} ${target.metric} ${bound(target)}: ${target.description}`);
+  return `${lines.join('\n')}\n`;
+}
+
 async function main(argv: string[]): Promise<number> {
   let options: HarnessOptions;
   let names: string[];
   try {
     options = parseHarnessOptions(argv, ROOT);
     if (options.help) {
-      process.stdout.write(USAGE);
+      process.stdout.write(USAGE + (await catalogue(options.targetsFile)));
       return 0;
     }
     names = selectScenarios(SCENARIO_DIR, options.scenarios);

@@ -1,7 +1,7 @@
 /**
- * The benchmark harness end to end, in quick mode: it runs, writes well-formed JSON, Markdown
- * and SVG, and `--check` exits non-zero naming a missed target. It never judges speed: the
- * targets it checks against are either impossible or unmissable.
+ * The benchmark harness end to end, in quick and in the shortest judged runs: it runs, writes
+ * well-formed JSON, Markdown and SVG, and `--check` exits non-zero naming a missed target. It never
+ * judges speed: the targets it checks against are either impossible or unmissable.
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -58,15 +58,26 @@ function xmlProblems(text: string): string[] {
 const out = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-bench-test-'));
 t.teardown(() => rm(out, { recursive: true, force: true }));
 
+/** The shortest run that is still judged: `--quick` never prints a pass or a miss. */
+const SHORT = ['--duration', '1', '--warmup', '0.5', '--rates', '1000', '--connections', '16'];
+
 const targetsFile = (name: string, targets: unknown[]) => {
   const file = path.join(out, name);
   return writeFile(file, JSON.stringify({ targets })).then(() => file);
 };
 
-t.test('--help prints the options and exits 0', async (t) => {
+t.test('--help prints the options, the scenarios and the targets, and exits 0', async (t) => {
   const run = await bench('--help');
   t.equal(run.code, 0);
   for (const option of ['--scenario', '--quick', '--check', '--profile', '--out']) t.match(run.stdout, option);
+  t.match(run.stdout, /^ {2}decisions +Governed decision creation/m, 'each scenario with its description');
+  t.match(run.stdout, /decisions cpuPerRequestRatioFloor\.max ≤ 1\.4: /, 'each target of bench/targets.json with its bound');
+});
+
+t.test('a quick run never judges speed: --quick with --check is a usage error', async (t) => {
+  const run = await bench('--quick', '--check', '--scenario', 'policy', '--out', path.join(out, 'unused'));
+  t.equal(run.code, 2);
+  t.match(run.stderr, /--quick never judges speed/);
 });
 
 t.test('an unknown scenario is refused with the available ones listed', async (t) => {
@@ -75,12 +86,12 @@ t.test('an unknown scenario is refused with the available ones listed', async (t
   t.match(run.stderr, /unknown scenario no-such-scenario; available: .*policy/);
 });
 
-t.test('a quick run writes results, summary and charts; an impossible target fails --check', async (t) => {
+t.test('a short run writes results, summary and charts; an impossible target fails --check', async (t) => {
   const impossible = await targetsFile('impossible.json', [
     { scenario: 'policy', metric: 'evaluate.medianUs', max: 0.000001, description: 'faster than light' },
     { scenario: 'no-such-scenario', metric: 'anything', max: 1, description: 'a scenario that did not run' },
   ]);
-  const run = await bench('--quick', '--scenario', 'policy,decisions', '--out', out, '--check', '--targets', impossible);
+  const run = await bench(...SHORT, '--scenario', 'policy,decisions', '--out', out, '--check', '--targets', impossible);
   t.equal(run.code, 1, 'exits 1', { stderr: run.stderr });
   t.match(run.stderr, /missed 1 target: policy evaluate\.medianUs/);
   t.match(run.stdout, /not run\s+no-such-scenario anything/);
@@ -171,7 +182,7 @@ t.test('a generous target passes --check', async (t) => {
     { scenario: 'policy', metric: 'evaluate.medianUs', max: 1e9, description: 'slower than a geological era' },
     { scenario: 'proxy', metric: 'addedP50Ms', max: 1, description: 'not run here' },
   ]);
-  const run = await bench('--quick', '--scenario', 'policy', '--out', path.join(out, 'generous'), '--check', '--targets', generous);
+  const run = await bench(...SHORT, '--scenario', 'policy', '--out', path.join(out, 'generous'), '--check', '--targets', generous);
   t.equal(run.code, 0, 'exits 0', { stderr: run.stderr });
   t.match(run.stdout, /pass\s+policy evaluate\.medianUs/);
   t.match(run.stdout, /not run\s+proxy addedP50Ms/);

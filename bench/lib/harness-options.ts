@@ -25,7 +25,8 @@ Runs the benchmark scenarios of bench/scenarios/, each against its baselines in 
 and writes JSON results, a Markdown summary and SVG charts.
 
   --scenario a,b        run only these scenarios (default: all present)
-  --quick               smoke run: tiny durations and one rate; proves the suite works, never judges speed
+  --quick               smoke run: tiny durations and one rate; proves the suite works, never judges
+                        speed (so it does not go with --check; a short judged run: --duration 1 --warmup 0.5)
   --duration S          seconds per measured phase (default 10; quick 1)
   --warmup S            unrecorded seconds before each phase (default 3; quick 0.5)
   --rate, --rates R,R   fixed rates for open-loop latency runs (default 1000,2500,5000; quick 1000)
@@ -74,6 +75,8 @@ export function parseHarnessOptions(argv: string[], root: string): HarnessOption
   }
   const v = parsed.values;
   const quick = v.quick;
+  // A smoke run's figures say nothing about speed: it must never print a pass or a miss.
+  if (quick && v.check) throw new UsageError('--quick never judges speed: leave out --check, or give short durations instead (--duration 1 --warmup 0.5)');
   const rateList = v.rates ?? v.rate;
   return {
     help: v.help,

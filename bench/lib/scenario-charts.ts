@@ -49,10 +49,18 @@ function latencyChart(result: ScenarioResult, run: string, series: Series[], col
   };
 }
 
+/** The rate a run offered: its fixed rate, or, for the closed-loop maximum, more than any. */
+function offered(series: Series): number {
+  return series.mode === 'max' || series.rate === null ? Number.POSITIVE_INFINITY : series.rate;
+}
+
 function throughputChart(result: ScenarioResult, series: Series[], colour: Map<string, string>): ChartFile {
   const lines: ChartLine[] = [];
   for (const target of colour.keys()) {
-    const runs = series.filter((s) => s.target === target).sort((a, b) => a.throughput - b.throughput);
+    // In the order the load was offered, fixed rates rising and the closed-loop maximum last: a
+    // server past its capacity achieves less at a higher offered rate, and sorting by what it
+    // achieved would fold that knee back on itself.
+    const runs = series.filter((s) => s.target === target).sort((a, b) => offered(a) - offered(b));
     if (runs.length === 0) continue;
     const baseline = runs[0]!.baseline;
     for (const [figure, dashed] of [['p50', false], ['p99', true]] as const) {
