@@ -51,6 +51,11 @@ export interface RouteDef {
   /** Ops probes stay out of the audit log; every /v1 call is recorded. */
   audited: boolean;
   body?: TSchema;
+  /**
+   * What the body schema cannot say, checked right after it (still validation: a refusal here is
+   * never claimed for idempotency); throws a GatehouseError for a body the route refuses.
+   */
+  checkBody?(body: unknown): void;
   /** An empty body is accepted and read as `{}`. */
   bodyOptional?: boolean;
   query?: TSchema;

@@ -1,11 +1,13 @@
 import type { Act } from '../../core/decision-workflow.ts';
-import { decisionView } from '../../core/decision.ts';
+import { decisionView, firstRepeatedSource } from '../../core/decision.ts';
+import { GatehouseError } from '../../core/errors.ts';
 import { decisionEvent, policyDeniedEvent } from '../../core/events/decision-events.ts';
 import type { RequestContext } from '../context.ts';
 import { json } from '../http/reply.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
 import {
   ActionBody,
+  CONTEXT_TEXT_MAX_BYTES,
   CreateDecisionBody,
   Decision,
   DecisionCounts,
@@ -29,6 +31,26 @@ const COMMON_REFUSALS = {
   429: problemResponse('Rate limited.'),
 };
 
+/**
+ * What CreateDecisionBody cannot say: context text is bounded in bytes of UTF-8 (the schema counts
+ * characters), and each context source is given once, so the policy judges every value stored.
+ */
+function checkContext(body: unknown): void {
+  const { context } = body as CreateDecisionBody;
+  if (typeof context === 'string' && Buffer.byteLength(context) > CONTEXT_TEXT_MAX_BYTES) {
+    throw new GatehouseError('invalid_request', 'context text exceeds 64 KiB', {
+      errors: [{ path: 'body/context', message: `Expected at most ${CONTEXT_TEXT_MAX_BYTES} bytes` }],
+    });
+  }
+  const repeated = Array.isArray(context) ? firstRepeatedSource(context) : null;
+  if (repeated) {
+    const { source, first, index } = repeated;
+    throw new GatehouseError('invalid_request', `context names ${source} twice (items ${first} and ${index}): give each source once`, {
+      errors: [{ path: `body/context/${index}/source`, message: `Expected each source once; item ${first} names it too` }],
+    });
+  }
+}
+
 /** POST /v1/decisions — create a decision under a named policy. */
 const create: RouteDef = {
   method: 'POST',
@@ -38,6 +60,7 @@ const create: RouteDef = {
   scope: 'decisions:write',
   audited: true,
   body: CreateDecisionBody,
+  checkBody: checkContext,
   idempotent: true,
   responses: {
     200: { description: 'Created. `gate` and `nextAction` say what the policy requires next.', schema: Decision },

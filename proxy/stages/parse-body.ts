@@ -1,16 +1,15 @@
-import { firstRepeatedSource, type ContextEntry } from '../../core/decision.ts';
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
 import { repeatedMember } from '../http/json-members.ts';
 import { MAX_JSON_DEPTH, scanJsonText } from '../http/json-text.ts';
 import { decodePathParams } from './path-params.ts';
-import { CONTEXT_TEXT_MAX_BYTES } from '../schemas.ts';
 import { validate, validateQuery } from '../validation.ts';
 
 /**
  * Validation, between rate limiting and idempotency (as Fastify validates before handlers): path
  * parameters must be ids (proxy/stages/path-params.ts); a body must be JSON, fit the size limit,
- * nest at most MAX_JSON_DEPTH levels and match the route's schema; so must the query. A refused
+ * nest at most MAX_JSON_DEPTH levels, name each member once, match the route's schema and pass the
+ * route's own `checkBody`; the query must match its schema. A refused
  * body is never claimed for idempotency, so a corrected retry with the same key runs.
  */
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -60,17 +59,5 @@ export function parseBody(ctx: RequestContext): void {
     });
   }
   ctx.body = validate(route.body, parsed, 'body');
-  const context = (ctx.body as { context?: unknown }).context;
-  if (typeof context === 'string' && Buffer.byteLength(context) > CONTEXT_TEXT_MAX_BYTES) {
-    throw new GatehouseError('invalid_request', 'context text exceeds 64 KiB', {
-      errors: [{ path: 'body/context', message: `Expected at most ${CONTEXT_TEXT_MAX_BYTES} bytes` }],
-    });
-  }
-  const repeatedSource = Array.isArray(context) ? firstRepeatedSource(context as ContextEntry[]) : null;
-  if (repeatedSource) {
-    const { source, first, index } = repeatedSource;
-    throw new GatehouseError('invalid_request', `context names ${source} twice (items ${first} and ${index}): give each source once`, {
-      errors: [{ path: `body/context/${index}/source`, message: `Expected each source once; item ${first} names it too` }],
-    });
-  }
+  route.checkBody?.(ctx.body);
 }
