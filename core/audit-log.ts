@@ -204,11 +204,19 @@ export class ChainWalk {
   private last: ChainTail = { seq: 0, hash: GENESIS };
   private brokenAt: ChainVerification['broken'] = null;
 
-  private readonly tail: ChainTail | null;
-  private readonly tailDamage: string | null;
+  private tail: ChainTail | null = null;
+  private tailDamage: string | null = null;
 
-  /** `tail`: the tail record as read (see `tailRecord`). */
-  constructor(tail: TailRecord) {
+  /** `tail`: the tail record as read (see `tailRecord`); `later` when it is known only after the entries (`endWith`). */
+  constructor(tail: TailRecord | 'later') {
+    if (tail !== 'later') this.endWith(tail);
+  }
+
+  /**
+   * Sets the tail record the log's end is checked against, for a log read in one pass where it
+   * is written after the entries (the cluster's commit stream); call before `result`.
+   */
+  endWith(tail: TailRecord): void {
     this.tail = tail && 'damaged' in tail ? null : tail;
     this.tailDamage = tail && 'damaged' in tail ? tail.damaged : null;
   }
@@ -262,6 +270,12 @@ export class ChainWalk {
     if (!this.brokenAt && this.tail === null && head.seq > 0) {
       this.break(head.seq, 'no tail record, so the end of the log cannot be checked: it was removed (or the log predates it)');
     }
+    if (!this.brokenAt && this.tail && head.seq > this.tail.seq) {
+      this.break(this.tail.seq + 1, `beyond the tail record's last entry ${this.tail.seq}: added without rewriting the tail record`);
+    }
+    if (!this.brokenAt && this.tail && head.seq === this.tail.seq && head.hash !== this.tail.hash) {
+      this.break(head.seq, 'the hash does not match the tail record: the last entry was rewritten');
+    }
     if (!this.brokenAt && this.tail && head.seq < this.tail.seq) {
       const ends = head.seq === 0 ? 'no entry is left' : `the log ends at entry ${head.seq}`;
       this.break(head.seq + 1, `missing: the tail record names entry ${this.tail.seq}, but ${ends}: entries were removed from the end`);
@@ -275,7 +289,8 @@ export class ChainWalk {
   }
 }
 
-const TAIL_KEY = 'audit-tail';
+/** The meta key the chain's tail record is stored under. */
+export const TAIL_KEY = 'audit-tail';
 
 export class AuditLog {
   private readonly entries: Database<AuditEntry, number>;

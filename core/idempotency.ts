@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Env } from './env.ts';
+import { GatehouseError } from './errors.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -9,8 +10,18 @@ import type { Store } from './store.ts';
  * first is still running is told so. Records expire after the retention period.
  *
  * In-flight requests are tracked in memory: one server process owns the API, and a request that
- * dies with the process leaves nothing stored, so a retry after a restart simply runs.
+ * dies with the process leaves nothing stored, so a retry after a restart simply runs. In
+ * cluster mode a claim is also registered with the cluster (`SharedClaims`), so the same key in
+ * flight on another instance is refused too, and a retry first sees every commit made before it
+ * claimed: a reply stored by another instance is replayed, not worked out again.
  */
+export interface SharedClaims {
+  /** Registers `id` as in flight across the cluster; false when another request holds it. */
+  claim(id: string): Promise<boolean>;
+  release(id: string): void;
+  /** Resolves once this instance has applied every commit the cluster held when called. */
+  sync(): Promise<void>;
+}
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
@@ -36,22 +47,52 @@ export class IdempotencyStore {
   private readonly inFlight = new Set<string>();
   private readonly retentionMs: number;
 
-  constructor(store: Store, retentionMs: number) {
+  constructor(
+    store: Store,
+    retentionMs: number,
+    private readonly shared: SharedClaims | null = null,
+  ) {
     this.db = store.database<IdempotencyRecord, IdempotencyKey>('idempotency');
     this.retentionMs = retentionMs;
   }
 
   /** Claims `key` for this request unless a stored or running request already holds it. */
-  claim(key: IdempotencyKey, fingerprint: string, now = Date.now()): Claim {
+  async claim(key: IdempotencyKey, fingerprint: string, now = Date.now()): Promise<Claim> {
     const memo = key.join('\u0000');
     if (this.inFlight.has(memo)) return { kind: 'in_flight' };
-    const stored = this.db.get(key);
-    if (stored && stored.expiresAt > now) {
-      if (stored.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      return { kind: 'replay', response: { status: stored.status, headers: stored.headers, body: stored.body } };
-    }
     this.inFlight.add(memo);
-    return { kind: 'claimed' };
+    if (this.shared) {
+      try {
+        const claimed = await this.shared.claim(memo);
+        if (!claimed) {
+          this.inFlight.delete(memo);
+          return { kind: 'in_flight' };
+        }
+        await this.shared.sync();
+      } catch (error) {
+        this.release(key);
+        throw error;
+      }
+    }
+    const stored = this.answered(key, now);
+    if (!stored) return { kind: 'claimed' };
+    this.release(key);
+    if (stored.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    return { kind: 'replay', response: { status: stored.status, headers: stored.headers, body: stored.body } };
+  }
+
+  /**
+   * Refuses, inside the committing transaction, to store a second reply for a key: two
+   * instances that both claimed it (a claim outlives its time to live only in a request stuck
+   * for longer) cannot both commit.
+   */
+  checkUnanswered(key: IdempotencyKey, now = Date.now()): void {
+    if (this.answered(key, now)) throw new GatehouseError('idempotency_in_flight', 'a request with this Idempotency-Key was answered meanwhile; retry to get its reply');
+  }
+
+  private answered(key: IdempotencyKey, now: number): IdempotencyRecord | undefined {
+    const stored = this.db.get(key);
+    return stored && stored.expiresAt > now ? stored : undefined;
   }
 
   /** Stores the response to replay; call inside `store.commit`. */
@@ -60,7 +101,8 @@ export class IdempotencyStore {
   }
 
   release(key: IdempotencyKey): void {
-    this.inFlight.delete(key.join('\u0000'));
+    const memo = key.join('\u0000');
+    if (this.inFlight.delete(memo)) this.shared?.release(memo);
   }
 
   /** Deletes expired records; returns how many. */

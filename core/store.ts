@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, TransactionFlags, type Database, type Key, type RootDatabase } from 'lmdb';
+import { encodeValue, decodeValue, type WriteOp } from './cluster/write-set.ts';
+import { GatehouseError } from './errors.ts';
 
 /**
  * The embedded LMDB environment under the data directory. Every named database lives in one
@@ -18,6 +20,49 @@ export interface StoreOptions {
   /** In `commit` durability, how often the file is flushed to disk in the background (default 1000). */
   syncIntervalMs?: number;
 }
+
+/**
+ * The cluster seen from the store (core/cluster/replica.ts): where a batch's write set is
+ * published, in the one order every instance applies.
+ */
+export interface CommitReplication {
+  /**
+   * Publishes a write set that must directly follow sequence `base`; resolves to its own
+   * sequence. Rejects with `CommitConflict` when another commit took that place first, and with
+   * another error when the cluster cannot take it (no quorum, unreachable).
+   */
+  publish(ops: WriteOp[], base: number): Promise<number>;
+  /** Resolves once this store has applied every commit the cluster held when it was called. */
+  catchUp(): Promise<void>;
+}
+
+/** Another instance's commit came first: the batch is worked out again on the newer state. */
+export class CommitConflict extends Error {}
+
+/**
+ * Databases whose writes stay on this instance in cluster mode: the audit checkpoints each
+ * instance signs with its own key over what it holds, and the signature replay guard, written
+ * outside any commit as a request arrives.
+ */
+const LOCAL_ONLY = new Set(['audit-checkpoints', 'signature-replay']);
+
+/** Where an instance records the last commit of the cluster's stream it has applied. */
+const APPLIED_KEY = 'cluster-applied';
+
+/** Which cluster stream this data directory is a copy of. */
+const STREAM_KEY = 'cluster-stream';
+
+/** Times a batch is worked out again after losing the race to other instances' commits. */
+const MAX_CONFLICT_RETRIES = 50;
+
+/** The writes a batch made while it was worked out, split by where they go. */
+interface Captured {
+  replicated: WriteOp[];
+  local: WriteOp[];
+}
+
+/** Thrown to roll back the transaction a batch was worked out in. */
+const CAPTURED = Symbol('captured');
 
 interface PendingCommit {
   apply: () => unknown;
@@ -58,6 +103,14 @@ export class Store {
   private batchInFlight = false;
   private readonly syncTimer: NodeJS.Timeout | null;
   private closed = false;
+  /** In cluster mode: where commits are published, the writes being captured, and each database's own writers. */
+  private replication: CommitReplication | null = null;
+  private capture: Captured | null = null;
+  private readonly writers = new Map<string, { put(key: Key, value: unknown): unknown; remove(key: Key): unknown }>();
+  private appliedSeq = 0;
+  /** The data directory is a cluster instance's copy: only that instance, in the cluster, may write to it. */
+  private clusterCopy = false;
+  private readonly replicatedListeners: Array<() => void> = [];
 
   private constructor(root: RootDatabase, path: string, durability: 'commit' | 'flush', syncIntervalMs: number) {
     this.root = root;
@@ -81,7 +134,9 @@ export class Store {
     const durability = options.durability ?? 'commit';
     // A generous initial map (sparse on disk) spares the writers the pause of regrowing it early.
     const root = open({ path, maxDbs: 32, mapSize: 2 * 1024 ** 3, noSync: durability === 'commit' });
-    return new Store(root, path, durability, options.syncIntervalMs ?? 1000);
+    const store = new Store(root, path, durability, options.syncIntervalMs ?? 1000);
+    store.clusterCopy = store.database('meta').get(STREAM_KEY) !== undefined;
+    return store;
   }
 
   /**
@@ -97,8 +152,100 @@ export class Store {
     if (!db) {
       db = this.root.openDB<V, K>({ name, sharedStructuresKey: SHARED_STRUCTURES });
       this.databases.set(name, db);
+      if (this.replication) this.captureWrites(name, db);
     }
     return db as Database<V, K>;
+  }
+
+  /**
+   * Cluster mode: from now on every commit is published to the cluster before it is applied
+   * here, and the commits of other instances are applied through `applyReplicated`. Call before
+   * anything is committed.
+   */
+  joinCluster(replication: CommitReplication, stream: string): void {
+    const meta = this.database<unknown, string>('meta');
+    const joined = meta.get(STREAM_KEY);
+    if (joined === undefined && this.holdsData()) {
+      throw new Error(`${this.path} holds data written outside cluster mode; a cluster instance starts from an empty data directory (docs/cluster.md)`);
+    }
+    if (joined !== undefined && joined !== stream) {
+      throw new Error(`${this.path} is a copy of the cluster stream ${String(joined)}, not of ${stream} (recreated since?); start this instance from an empty data directory`);
+    }
+    if (joined === undefined) meta.putSync(STREAM_KEY, stream);
+    this.replication = replication;
+    this.appliedSeq = (meta.get(APPLIED_KEY) as number | undefined) ?? 0;
+    for (const [name, db] of this.databases) this.captureWrites(name, db);
+  }
+
+  /** Whether anything but LMDB's own bookkeeping is stored. */
+  private holdsData(): boolean {
+    for (const name of ['audit', 'decisions', 'keys', 'events']) {
+      for (const _ of this.database(name).getKeys({ limit: 1 })) return true;
+    }
+    return false;
+  }
+
+  /** The last commit of the cluster's stream applied here (0 outside cluster mode). */
+  get applied(): number {
+    return this.appliedSeq;
+  }
+
+  /**
+   * Every module writes through lmdb-js's `put` and `remove`; in cluster mode the store takes
+   * over those two on each database, so what a commit writes is also captured as its write set
+   * and the modules stay unaware of the cluster. A write to a replicated database outside a
+   * commit could never reach the other instances, so it is refused.
+   */
+  private captureWrites(name: string, db: Database<any, any>): void {
+    if (this.writers.has(name)) return;
+    const put = db.put.bind(db);
+    const remove = db.remove.bind(db);
+    this.writers.set(name, { put, remove });
+    const local = LOCAL_ONLY.has(name);
+    const target = (key: Key): WriteOp[] | null => {
+      // lmdb-js's own records (its shared structures, under a symbol) are each instance's own.
+      if (typeof key === 'symbol') return null;
+      if (this.capture) return local ? this.capture.local : this.capture.replicated;
+      if (local) return null;
+      throw new Error(`a write to "${name}" outside store.commit cannot be replicated to the cluster`);
+    };
+    Object.assign(db, {
+      put: (key: Key, value: unknown, ...rest: unknown[]) => {
+        target(key)?.push([name, key, encodeValue(value)]);
+        return (put as (...args: unknown[]) => unknown)(key, value, ...rest);
+      },
+      remove: (key: Key, ...rest: unknown[]) => {
+        target(key)?.push([name, key]);
+        return (remove as (...args: unknown[]) => unknown)(key, ...rest);
+      },
+    });
+  }
+
+  /**
+   * Applies a commit of the cluster's stream that this instance did not make (or has not yet
+   * applied), in one transaction with the sequence it reached. Commits are applied in order;
+   * one already applied is skipped.
+   */
+  applyReplicated(seq: number, ops: WriteOp[]): void {
+    if (seq <= this.appliedSeq) return;
+    if (seq !== this.appliedSeq + 1) throw new Error(`commit ${seq} arrived after ${this.appliedSeq}: the stream skipped commits`);
+    this.root.transactionSync(() => this.writeOps(seq, ops), COMMIT_NOW);
+    this.appliedSeq = seq;
+    for (const listener of this.replicatedListeners) listener();
+  }
+
+  /** Calls `listener` after each commit of another instance is applied here. */
+  onReplicated(listener: () => void): void {
+    this.replicatedListeners.push(listener);
+  }
+
+  private writeOps(seq: number, ops: WriteOp[]): void {
+    for (const op of ops) {
+      const writer = this.writers.get(op[0]) ?? (this.database(op[0]), this.writers.get(op[0])!);
+      if (op.length === 3) writer.put(op[1], decodeValue(op[2]));
+      else writer.remove(op[1]);
+    }
+    if (seq > 0) this.writers.get('meta')!.put(APPLIED_KEY, seq);
   }
 
   /**
@@ -133,6 +280,9 @@ export class Store {
    */
   commit<T>(apply: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
+    if (this.clusterCopy && !this.replication) {
+      return Promise.reject(new Error(`${this.path} is a cluster instance's copy of the cluster's state: write through the cluster (the API of a running instance), not to the copy`));
+    }
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ apply, resolve: resolve as (value: unknown) => void, reject, after: [] });
       this.scheduleBatch();
@@ -144,7 +294,8 @@ export class Store {
     this.batchScheduled = true;
     setImmediate(() => {
       this.batchScheduled = false;
-      if (this.durability === 'commit') this.commitBatchNow();
+      if (this.replication) void this.commitBatchReplicated(this.replication);
+      else if (this.durability === 'commit') this.commitBatchNow();
       else void this.commitBatchFlushed();
     });
   }
@@ -182,6 +333,83 @@ export class Store {
       this.batchInFlight = false;
       this.scheduleBatch();
     }
+  }
+
+  /**
+   * Cluster mode: the batch is worked out in a transaction that is rolled back, capturing what
+   * it writes; the write set is published to follow the last commit applied here, and applied
+   * here once the cluster has it. When another instance's commit came first, this instance
+   * applies it and works the batch out again on the newer state, so every check (a revision, the
+   * audit chain's tail) is made against what the cluster holds. When the cluster cannot take
+   * the commit, every request in the batch is refused with `not_ready` and nothing is written.
+   */
+  private async commitBatchReplicated(replication: CommitReplication): Promise<void> {
+    const batch = this.takeBatch();
+    this.batchInFlight = true;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const base = this.appliedSeq;
+        const { outcomes, captured } = this.captureBatch(batch);
+        let seq = 0;
+        if (captured.replicated.length) {
+          try {
+            seq = await replication.publish(captured.replicated, base);
+          } catch (error) {
+            if (error instanceof CommitConflict && attempt < MAX_CONFLICT_RETRIES) {
+              await replication.catchUp().catch(() => {});
+              continue;
+            }
+            this.rolledBack(batch);
+            const refusal = new GatehouseError('not_ready', `the cluster did not take the commit (${(error as Error).message}); nothing was written`);
+            for (const pending of batch) pending.reject(refusal);
+            return;
+          }
+        }
+        this.applyOwn(seq, captured);
+        settle(batch, outcomes);
+        return;
+      }
+    } finally {
+      this.batchInFlight = false;
+      this.scheduleBatch();
+    }
+  }
+
+  /** Runs a batch in a transaction that is then rolled back: each outcome, and what the batch wrote. */
+  private captureBatch(batch: PendingCommit[]): { outcomes: Outcome[]; captured: Captured } {
+    const captured: Captured = { replicated: [], local: [] };
+    let outcomes: Outcome[] = [];
+    try {
+      this.root.transactionSync(() => {
+        outcomes = batch.map((pending) => {
+          pending.after.length = 0;
+          this.capture = { replicated: [], local: [] };
+          const outcome = this.applyIsolated(pending);
+          if (outcome.ok) {
+            captured.replicated.push(...this.capture.replicated);
+            captured.local.push(...this.capture.local);
+          }
+          return outcome;
+        });
+        throw CAPTURED;
+      });
+    } catch (error) {
+      if (error !== CAPTURED) throw error;
+    } finally {
+      this.capture = null;
+      this.forgetUnsavedStructures();
+    }
+    return { outcomes, captured };
+  }
+
+  /** Applies this instance's own commit `seq` (0: nothing to replicate) and its local writes. */
+  private applyOwn(seq: number, captured: Captured): void {
+    // The stream may have handed the commit to this instance's reader first.
+    const ops = seq > this.appliedSeq ? captured.replicated.concat(captured.local) : captured.local;
+    if (ops.length === 0 && seq <= this.appliedSeq) return;
+    if (seq > this.appliedSeq + 1) throw new Error(`commit ${seq} was published after ${this.appliedSeq}, which this instance has not applied`);
+    this.root.transactionSync(() => this.writeOps(seq > this.appliedSeq ? seq : 0, ops), COMMIT_NOW);
+    if (seq > this.appliedSeq) this.appliedSeq = seq;
   }
 
   /**

@@ -37,11 +37,13 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
   try {
     reply = await commitWithAudit(ctx, reply);
   } catch (error) {
-    log.error({ requestId: ctx.requestId, err: error }, 'could not commit');
+    // Refused by the cluster (core/store.ts): nothing was written, and the caller may retry.
+    const unavailable = error instanceof GatehouseError && error.code === 'not_ready';
+    if (!unavailable) log.error({ requestId: ctx.requestId, err: error }, 'could not commit');
     ctx.checks = [];
     ctx.writes = [];
     ctx.events = [];
-    reply = refuse(ctx, new GatehouseError('internal', 'the request could not be recorded'));
+    reply = refuse(ctx, unavailable ? error : new GatehouseError('internal', 'the request could not be recorded'));
     await commitWithAudit(ctx, reply).catch(() => {});
   } finally {
     releaseIdempotency(ctx);
@@ -81,7 +83,7 @@ async function decide(ctx: RequestContext): Promise<Reply> {
   ctx.trace?.mark('validate');
   parseBody(ctx);
   ctx.trace?.mark('idempotency');
-  const replay = claimIdempotency(ctx);
+  const replay = ctx.headers['idempotency-key'] === undefined ? null : await claimIdempotency(ctx);
   if (replay) return replay;
   try {
     if (route.readsMemory) await ctx.services.memory.written();

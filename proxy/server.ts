@@ -11,6 +11,8 @@ import { DEFAULT_RATE_LIMITS, type RateLimit } from '../core/rate-limiter.ts';
 import type { Embedder } from '../core/memory/embedder.ts';
 import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { Store } from '../core/store.ts';
+import { ClusterJoinError, ClusterLink, type ClusterOptions } from '../core/cluster/cluster-link.ts';
+import { Replica } from '../core/cluster/replica.ts';
 import type { JwtIdentities } from '../core/jwt-identities.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
@@ -58,6 +60,8 @@ export interface ServerConfig {
   idempotencyRetentionMs?: number;
   rateLimits?: Partial<Record<Env, RateLimit>>;
   durability?: 'commit' | 'flush';
+  /** Cluster mode (docs/cluster.md): the NATS cluster whose commit stream this instance shares. */
+  cluster?: ClusterOptions;
   /** The audit checkpoint signing key's file (docs/security.md); `audit-signing-key.pem` in the data directory when unset. */
   auditKeyFile?: string;
   /** How often audit checkpoints are signed (core/audit-checkpoints.ts). */
@@ -118,12 +122,26 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Joins the cluster and catches up with it; the store is closed if that fails. */
+async function joinCluster(store: Store, options: ClusterOptions): Promise<Replica> {
+  let link: ClusterLink | null = null;
+  try {
+    link = await ClusterLink.connect(options);
+    return await Replica.start(store, link);
+  } catch (error) {
+    await link?.close();
+    await store.close();
+    throw new ClusterJoinError(`cannot join the cluster at ${options.servers.join(',')}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const host = config.host ?? DEFAULTS.host;
   const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
   if (auditKey.generated) log.info({ path: auditKey.key.path }, 'generated the audit checkpoint signing key');
   const tracing = await Tracing.fromEnv();
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
+  const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
   let draining = false;
   let inFlight = 0;
   const services = buildServices({
@@ -141,6 +159,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     jwtIdentities: config.jwtIdentities ?? null,
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     toolAllow: config.toolAllow ?? [],
+    idempotencyClaims: replica?.claims ?? null,
     draining: () => draining,
   });
   const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });
@@ -284,7 +303,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     stream.close();
     (app as TemplatedApp & { close(): void }).close();
     await services.memory.close();
+    await replica?.stopReading();
     await store.close();
+    await replica?.disconnect();
     throw error;
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
@@ -328,7 +349,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.memory.close();
       await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
+      await replica?.stopReading();
       await store.close();
+      await replica?.disconnect();
       await tracing?.shutdown();
     })());
 

@@ -3,7 +3,7 @@ import { DecisionStore } from '../core/decision-store.ts';
 import { DecisionWorkflow } from '../core/decision-workflow.ts';
 import { HeldRequests } from '../core/held-requests.ts';
 import { GovernedAgents } from '../core/agents/governed-agents.ts';
-import { IdempotencyStore } from '../core/idempotency.ts';
+import { IdempotencyStore, type SharedClaims } from '../core/idempotency.ts';
 import { KeyReview } from '../core/key-review.ts';
 import { KeyRegistry } from '../core/keys.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
@@ -93,6 +93,8 @@ export interface ServiceOptions {
   /** Defaults: production keys sign, a 300 s window, no public URL. */
   signatures?: Partial<SignatureOptions>;
   jwtIdentities?: JwtIdentities | null;
+  /** Cluster mode: where Idempotency-Keys in flight are registered across instances. */
+  idempotencyClaims?: SharedClaims | null;
   draining(): boolean;
 }
 
@@ -105,6 +107,8 @@ export function buildServices(options: ServiceOptions): Services {
   });
   const audit = new AuditLog(store);
   const events = new EventLog(store, audit);
+  // Another instance's commits reach the stream's and the webhooks' readers as this one's do.
+  store.onReplicated(() => events.announce());
   const memory = new Memory(store, options.embedder);
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow, store);
@@ -122,7 +126,7 @@ export function buildServices(options: ServiceOptions): Services {
     keyReview: new KeyReview(keys, workflow, events),
     heldRequests: new HeldRequests(store, workflow, audit),
     agents: new GovernedAgents(store, workflow, audit, events, evaluator, new AddressGuard({ allow: options.toolAllow, allowSetting: 'GATEHOUSE_TOOL_ALLOW' })),
-    idempotency: new IdempotencyStore(store, options.idempotencyRetentionMs),
+    idempotency: new IdempotencyStore(store, options.idempotencyRetentionMs, options.idempotencyClaims ?? null),
     events,
     webhooks,
     memory,

@@ -10,7 +10,10 @@ import { AuditLog } from '../../core/audit-log.ts';
 import { AuditKeyError, auditKeyPath, auditVerifyingKey, readAuditSigningKey, type AuditVerifyingKey } from '../../core/audit-signing-key.ts';
 import { verifyAuditLog, type AuditVerification } from '../../core/audit-verification.ts';
 import { opaDecisionLines } from '../../core/opa-decision-log.ts';
+import { ClusterJoinError, ClusterLink, type ClusterOptions } from '../../core/cluster/cluster-link.ts';
+import { verifyStreamAudit, type StreamAuditVerification } from '../../core/cluster/stream-audit.ts';
 import { Store } from '../../core/store.ts';
+import { clusterSettings } from '../cluster-settings.ts';
 
 /**
  * `gatehouse audit`: check and export the audit log in the data directory.
@@ -20,6 +23,8 @@ import { Store } from '../../core/store.ts';
  *       signature and place on the chain; say what is proven and what is not; exit 1 on tampering
  *   gatehouse audit verify --export F --public-key JWK [--require-signed]
  *       the same over an export, with the public key alone
+ *   gatehouse audit verify --nats URLS [--nats-namespace N]
+ *       the cluster's one chain, walked in its commit stream (docs/cluster.md)
  *   gatehouse audit export [--out F] [--data-dir D] [--audit-key F]
  *       header (with the public key), checkpoints and entries as NDJSON (core/audit-export.ts)
  *   gatehouse audit export --format opa [--out F] [--data-dir D]
@@ -29,12 +34,15 @@ export const summary = 'verify the audit log (hash chain, tail, signed checkpoin
 
 const USAGE = `usage: gatehouse audit verify [--data-dir D] [--audit-key FILE | --public-key JWK ...] [--require-signed]
        gatehouse audit verify --export FILE --public-key JWK [--require-signed]
+       gatehouse audit verify --nats URLS [--nats-namespace NAME]
        gatehouse audit export [--format gatehouse|opa] [--out FILE] [--data-dir D] [--audit-key FILE]
 
   --audit-key FILE   GATEHOUSE_AUDIT_KEY   the checkpoint signing key (default: D/audit-signing-key.pem)
   --public-key JWK   a JWK file (or the JWK itself) to check signatures with, instead of the key file
   --format opa       policy evaluations as OPA decision-log events (NDJSON), for tools that read
                      OPA's decision logs; not verifiable (default: gatehouse, the verifiable export)
+  --nats URLS        GATEHOUSE_NATS_URL    verify the cluster's chain in its commit stream, end to end, whatever
+                     any instance holds (credentials and TLS as for serve: GATEHOUSE_NATS_*)
   --require-signed   also fail when entries after the last checkpoint are not signed (a stopped
                      server has signed its last entry)`;
 
@@ -56,6 +64,8 @@ export async function run(args: string[]): Promise<number> {
       'audit-key': { type: 'string' },
       'public-key': { type: 'string', multiple: true },
       'require-signed': { type: 'boolean' },
+      nats: { type: 'string' },
+      'nats-namespace': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -81,6 +91,8 @@ export async function run(args: string[]): Promise<number> {
       const lines = createInterface({ input: createReadStream(values.export), crlfDelay: Infinity });
       return report(await verifyExport(lines, keys), values['require-signed'] ?? false, null);
     }
+    const cluster = verb === 'verify' ? clusterSettings(values.nats, values['nats-namespace'], process.env) : undefined;
+    if (cluster) return reportStream(await verifyClusterStream(cluster));
     if (!existsSync(dataDir)) throw new InputError(`no data directory at ${dataDir}`);
     const signingKey = await readAuditSigningKey(keyPath);
     const store = Store.open({ dataDir });
@@ -97,10 +109,30 @@ export async function run(args: string[]): Promise<number> {
       await store.close();
     }
   } catch (error) {
-    if (!(error instanceof InputError || error instanceof AuditKeyError || error instanceof AuditExportError || (error as NodeJS.ErrnoException).code)) throw error;
+    if (!(error instanceof InputError || error instanceof AuditKeyError || error instanceof ClusterJoinError || error instanceof AuditExportError || (error as NodeJS.ErrnoException).code)) throw error;
     console.error(`gatehouse audit: ${(error as Error).message}`);
     return error instanceof AuditExportError ? 1 : 2;
   }
+}
+
+async function verifyClusterStream(options: ClusterOptions): Promise<StreamAuditVerification> {
+  const link = await ClusterLink.connect({ ...options, nodeId: options.nodeId ?? `audit-verify-${process.pid}` }, false);
+  try {
+    return await verifyStreamAudit(link, (read, of) => console.error(`read ${read} of ${of} commits`));
+  } finally {
+    await link.close();
+  }
+}
+
+/** What the walk of the commit stream found; 1 when a link does not hold. */
+function reportStream(result: StreamAuditVerification): number {
+  if (result.ok) {
+    console.log(`ok: ${result.entries} entries hold in ${result.commits} commits of the cluster's stream; head ${result.head}`);
+    return 0;
+  }
+  console.log(`broken: entry ${result.broken!.seq} (in commit ${result.brokenCommit}): ${result.broken!.reason}`);
+  console.log(`${result.entries} entries hold before it; head ${result.head}`);
+  return 1;
 }
 
 /** `--public-key` values: JWK files, or JWKs given inline. */

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AuditKeyError } from '../../core/audit-signing-key.ts';
+import { ClusterJoinError, type ClusterOptions } from '../../core/cluster/cluster-link.ts';
+import { clusterSettings } from '../cluster-settings.ts';
 import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
 import { PolicyEngine } from '../../policies/engine/index.ts';
@@ -58,6 +60,12 @@ const HELP = `usage: gatehouse serve [options]
   --webhook-retry-schedule LIST GATEHOUSE_WEBHOOK_RETRY_SCHEDULE  waits between attempts (5s,5m,30m,2h,5h,10h)
   --webhook-timeout DUR    GATEHOUSE_WEBHOOK_TIMEOUT       one delivery attempt's bound (15s)
   --webhook-disable-after N GATEHOUSE_WEBHOOK_DISABLE_AFTER failed attempts in a row that disable an endpoint (20)
+  --nats URLS              GATEHOUSE_NATS_URL              cluster mode: comma-separated NATS URLs (docs/cluster.md); unset: single node
+                           GATEHOUSE_NODE_ID               this instance's name in the cluster (host name and process id)
+  --nats-namespace NAME    GATEHOUSE_NATS_NAMESPACE        prefix of the cluster's stream and buckets (gatehouse)
+                           GATEHOUSE_NATS_REPLICAS         replicas of the stream and buckets (3 on a NATS cluster, 1 on one server)
+                           GATEHOUSE_NATS_USER, _PASSWORD, _TOKEN  NATS credentials
+                           GATEHOUSE_NATS_CA, _CERT, _KEY  NATS TLS files (CA, client certificate and key)
   --tool-allow LIST        GATEHOUSE_TOOL_ALLOW            CIDRs, addresses or hosts agents' tools may reach despite the SSRF guard
                            GATEHOUSE_EMBEDDER_URL          an OpenAI-style embeddings endpoint for memory (unset: the offline word vectors);
                            GATEHOUSE_EMBEDDER_MODEL, _DIMENSIONS, _API_KEY  its model, vector size and bearer token (docs/memory.md)
@@ -90,6 +98,8 @@ export interface ServeSettings {
   streaming: Partial<StreamOptions>;
   webhooks: Partial<WebhookOptions>;
   toolAllow: string[];
+  /** Cluster mode, when NATS URLs are given. */
+  cluster: ClusterOptions | undefined;
 }
 
 function number(name: string, text: string, min: number): number {
@@ -138,6 +148,8 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'webhook-timeout': { type: 'string' },
       'webhook-disable-after': { type: 'string' },
       'tool-allow': { type: 'string' },
+      nats: { type: 'string' },
+      'nats-namespace': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -180,6 +192,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     jwtIssuersFile: env.GATEHOUSE_JWT_ISSUERS || undefined,
     embedder: httpEmbedderFromEnv(env),
     toolAllow: list(pick(values['tool-allow'], 'GATEHOUSE_TOOL_ALLOW') ?? ''),
+    cluster: clusterSettings(pick(values.nats, 'GATEHOUSE_NATS_URL'), pick(values['nats-namespace'], 'GATEHOUSE_NATS_NAMESPACE'), env),
     proxy: routesFile ? { routesFile, port: proxyPort === undefined ? GATEWAY_DEFAULTS.port : number('--proxy-port', proxyPort, 0) } : undefined,
     ...eventSettings(values, pick),
   };
@@ -288,13 +301,14 @@ export async function run(args: string[]): Promise<number> {
     server = await startServer({ ...config, policies: engine, jwtIdentities });
   } catch (error) {
     await engine.close();
-    if (!(error instanceof ListenError || error instanceof AuditKeyError)) throw error;
+    if (!(error instanceof ListenError || error instanceof AuditKeyError || error instanceof ClusterJoinError)) throw error;
     console.error(`gatehouse serve: ${error.message}`);
     return 1;
   }
   const names = engine.names();
   console.log(`gatehouse: listening on ${server.url}`);
   if (server.gateway) console.log(`gatehouse: proxy gateway listening on ${server.gateway.url} (routes from ${server.gateway.routes.file})`);
+  if (config.cluster) console.log(`gatehouse: cluster mode on ${config.cluster.servers.join(',')}: this data directory is the instance's copy of the cluster's state`);
   console.log(`gatehouse: data in ${config.dataDir}; ${names.length} policies loaded: ${names.join(', ')}`);
   const notLoaded = [...engine.loadFailures().keys()];
   if (notLoaded.length > 0) console.error(`gatehouse: not loaded (errors above, and at ${server.url}/readyz): ${notLoaded.join(', ')}`);

@@ -11,7 +11,7 @@ import type { Reply } from '../http/reply.ts';
  */
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
-export function claimIdempotency(ctx: RequestContext): Reply | null {
+export async function claimIdempotency(ctx: RequestContext): Promise<Reply | null> {
   const key = ctx.headers['idempotency-key'];
   if (key === undefined || !ctx.principal || !ctx.route) return null;
   if (!ctx.route.idempotent) {
@@ -20,7 +20,7 @@ export function claimIdempotency(ctx: RequestContext): Reply | null {
   if (!KEY_SHAPE.test(key)) throw new GatehouseError('invalid_request', 'Idempotency-Key must be 1-255 visible ASCII characters');
   const scoped: [typeof ctx.principal.env, string, string] = [ctx.principal.env, ctx.principal.keyId, key];
   const fingerprint = digest({ body: ctx.body ?? null, method: ctx.method, path: ctx.path });
-  const claim = ctx.services.idempotency.claim(scoped, fingerprint);
+  const claim = await ctx.services.idempotency.claim(scoped, fingerprint);
   switch (claim.kind) {
     case 'in_flight':
       throw new GatehouseError('idempotency_in_flight', 'a request with this Idempotency-Key is still being processed; retry later');
@@ -44,6 +44,7 @@ export function rememberReply(ctx: RequestContext, reply: Reply): void {
   const claim = ctx.idempotency;
   if (!claim || reply.status >= 500 || ctx.errorCode === 'signature_required') return;
   const { idempotency } = ctx.services;
+  ctx.checks.push(() => idempotency.checkUnanswered(claim.key));
   ctx.writes.push(() => idempotency.saveInTransaction(claim.key, claim.fingerprint, reply));
 }
 

@@ -1,0 +1,137 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@nats-io/jetstream';
+import { log } from '../log.ts';
+import { CommitConflict, type CommitReplication, type Store } from '../store.ts';
+import { PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
+import { ClusterClaims } from './shared-claims.ts';
+import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
+
+/** How long a commit keeps being offered to a cluster that does not answer (a leader election takes a few seconds). */
+const PUBLISH_DEADLINE_MS = 5000;
+/** How long an instance waits to reach the cluster's last commit before it answers `not_ready`. */
+const CATCH_UP_DEADLINE_MS = 10_000;
+
+/**
+ * This instance's copy of the cluster's state: its LMDB, kept current by applying the commit
+ * stream in order, and the publisher of its own commits (core/store.ts works each batch out,
+ * this class gets it into the stream). Reads stay local; a write is answered once the stream
+ * has it and it is applied here, so a caller reads its own writes on this instance at once and on
+ * the others as soon as they have applied the stream that far (docs/cluster.md).
+ */
+export class Replica implements CommitReplication {
+  private stopped = false;
+  private reader: Promise<void> | null = null;
+  private messages: ConsumerMessages | null = null;
+  private waiters: Array<{ seq: number; resolve(): void }> = [];
+  private published = 0;
+  /** Idempotency-Keys in flight across the cluster. */
+  readonly claims: ClusterClaims;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly link: ClusterLink,
+  ) {
+    this.claims = new ClusterClaims(link, this);
+  }
+
+  /**
+   * Joins `store` to the cluster: checks that its data belongs to this cluster's stream (or
+   * that it is empty), applies every commit it has not seen, then keeps applying them as they
+   * come.
+   */
+  static async start(store: Store, link: ClusterLink): Promise<Replica> {
+    const replica = new Replica(store, link);
+    const info = await link.info();
+    store.joinCluster(replica, `${link.stream}@${info.created}`);
+    log.info({ nodeId: link.nodeId, stream: link.stream, replicas: info.config.num_replicas, server: link.nc.getServer(), applied: store.applied }, 'joined the cluster');
+    const behind = info.state.last_seq - store.applied;
+    if (behind > 0) log.info({ from: store.applied + 1, to: info.state.last_seq }, 'catching up with the cluster');
+    replica.read();
+    await replica.waitApplied(info.state.last_seq, CATCH_UP_DEADLINE_MS + behind);
+    return replica;
+  }
+
+  async publish(ops: WriteOp[], base: number): Promise<number> {
+    const data = encodeCommit({ node: this.link.nodeId, ops });
+    // Offered again after a timeout under the same id, the stream keeps one copy: a commit
+    // whose acknowledgement was lost is not written twice.
+    const msgID = `${this.link.nodeId}:${Date.now().toString(36)}:${++this.published}`;
+    const deadline = Date.now() + PUBLISH_DEADLINE_MS;
+    for (;;) {
+      try {
+        const ack = await this.link.js.publish(this.link.subject, data, { msgID, expect: { lastSequence: base }, timeout: PUBLISH_TIMEOUT_MS });
+        return ack.seq;
+      } catch (error) {
+        if (error instanceof JetStreamApiError && (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)) {
+          throw new CommitConflict(error.message);
+        }
+        if (error instanceof JetStreamApiError || Date.now() > deadline) throw error;
+        await sleep(100);
+      }
+    }
+  }
+
+  async catchUp(): Promise<void> {
+    const info = await this.link.info();
+    await this.waitApplied(info.state.last_seq, CATCH_UP_DEADLINE_MS);
+  }
+
+  /** Stops applying the stream; call before the store closes (its last commits are still published). */
+  async stopReading(): Promise<void> {
+    this.stopped = true;
+    await this.messages?.close().catch(() => {});
+    await this.reader;
+  }
+
+  /** Leaves the cluster; call once the store is closed. */
+  async disconnect(): Promise<void> {
+    await this.link.close();
+  }
+
+  private waitApplied(seq: number, timeoutMs: number): Promise<void> {
+    if (this.store.applied >= seq) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== entry);
+        reject(new Error(`this instance has applied the cluster's commits through ${this.store.applied}, not yet ${seq}`));
+      }, timeoutMs);
+      const entry = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(entry);
+    });
+  }
+
+  /** Applies the stream from the first commit not applied here, for as long as the replica runs. */
+  private read(): void {
+    this.reader = (async () => {
+      while (!this.stopped) {
+        try {
+          this.messages = await this.link.commitsFrom(this.store.applied + 1);
+          if (this.stopped) await this.messages.close();
+          for await (const message of this.messages) {
+            if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, decodeCommit(message.data).ops);
+            this.wake();
+          }
+        } catch (error) {
+          if (this.stopped) break;
+          log.warn({ err: error, applied: this.store.applied }, 'reading the commit stream failed; reading again');
+        }
+        if (!this.stopped) await sleep(250);
+      }
+    })();
+  }
+
+  private wake(): void {
+    if (this.waiters.length === 0) return;
+    const applied = this.store.applied;
+    const ready = this.waiters.filter((waiter) => waiter.seq <= applied);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((waiter) => waiter.seq > applied);
+    for (const waiter of ready) waiter.resolve();
+  }
+}

@@ -1,0 +1,184 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import t, { type Test } from 'tap';
+import { ClusterLink } from '../core/cluster/cluster-link.ts';
+import { verifyStreamAudit } from '../core/cluster/stream-audit.ts';
+import { Store } from '../core/store.ts';
+import type { ServerConfig } from '../proxy/server.ts';
+import { call, issueKey, startTestServer, type TestServer } from './helpers/gatehouse.ts';
+import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
+import { bundledEngine } from './helpers/policies.ts';
+import { openStream } from './helpers/stream-client.ts';
+
+// Cluster mode (docs/cluster.md) on a real three-server NATS JetStream cluster: two Gatehouse
+// instances, each with its own LMDB copy, share one state. Each test has a namespace of its
+// own on the one NATS cluster, so each starts from an empty stream.
+
+t.setTimeout(600_000);
+const engine = await bundledEngine();
+t.teardown(() => engine.close());
+const nats: NatsCluster = await startNatsCluster({ size: 3 });
+t.teardown(() => nats.stop());
+
+const ALL = ['decisions:read', 'decisions:write', 'decisions:approve', 'decisions:execute', 'stream:subscribe'];
+const BIN = new URL('../bin/gatehouse.js', import.meta.url).pathname;
+
+/** Two instances of one cluster, with the same bootstrap admin key. */
+async function pair(t: Test, extra: Partial<ServerConfig> = {}) {
+  const namespace = `t${randomBytes(4).toString('hex')}`;
+  const adminKey = `gh_live_${randomBytes(24).toString('base64url')}`;
+  const start = (nodeId: string, servers: string[]) =>
+    startTestServer(t, { policies: engine, adminKey, signatures: 'off', cluster: { servers, namespace, nodeId }, ...extra });
+  const a = await start('a', nats.urls);
+  const b = await start('b', nats.urls);
+  const creator = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ALL, name: 'creator' });
+  const approverA = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ALL, name: 'approver-a', roles: ['finance-approver'] });
+  const approverB = await issueKey(b.url, b.admin, { env: 'sandbox', scopes: ALL, name: 'approver-b', roles: ['cfo'] });
+  return { namespace, adminKey, a, b, creator, approverA, approverB, start };
+}
+
+const gate = (score: number) => ({ title: `Deploy ${score}`, policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: score }] });
+const spend = (amount: number) => ({ title: `Spend ${amount}`, policy: 'spend-approval-v1', context: [{ source: 'finance:amount', value: amount }] });
+
+async function create(server: TestServer, key: string, body: unknown, headers: Record<string, string> = {}) {
+  const answer = await call(server.url, 'POST', '/v1/decisions', { key, body, headers });
+  if (answer.status !== 200) throw new Error(`create: ${answer.status} ${answer.text}`);
+  return answer;
+}
+
+t.test('a decision created on one instance is read, listed, approved and executed on the other at once', async (t) => {
+  const { a, b, creator, approverB } = await pair(t);
+  const created = (await create(a, creator.key, gate(82))).json;
+  t.equal(created.status, 'created');
+  const read = await call(b.url, 'GET', `/v1/decisions/${created.id}`, { key: creator.key });
+  t.equal(read.status, 200, 'read on B right after A answered');
+  t.same(read.json, created, 'B holds what A answered');
+  const listed = await call(b.url, 'GET', '/v1/decisions?order=desc', { key: creator.key });
+  t.ok(listed.json.data.some((d: { id: string }) => d.id === created.id), 'listed on B');
+  const approved = await call(b.url, 'POST', `/v1/decisions/${created.id}/approve`, { key: approverB.key, body: { comment: 'ok' } });
+  t.equal(approved.status, 200, approved.text);
+  const executed = await call(a.url, 'POST', `/v1/decisions/${created.id}/execute`, { key: creator.key, body: {} });
+  t.equal(executed.status, 200, executed.text);
+  t.equal(executed.json.revision, 3, 'A acted on the approval B recorded');
+  t.equal((await call(b.url, 'GET', `/v1/decisions/${created.id}`, { key: creator.key })).json.status, 'executed');
+});
+
+t.test('two instances acting on one decision at once: exactly one transition applies, the other gets 409', async (t) => {
+  const { a, b, creator, approverA, approverB } = await pair(t);
+  for (let i = 0; i < 15; i++) {
+    const { id } = (await create(a, creator.key, spend(5_000))).json;
+    const [reject, approve] = await Promise.all([
+      call(a.url, 'POST', `/v1/decisions/${id}/reject`, { key: approverB.key, body: { comment: 'no' } }),
+      call(b.url, 'POST', `/v1/decisions/${id}/approve`, { key: approverA.key, body: { comment: 'yes' } }),
+    ]);
+    const statuses = [reject.status, approve.status].sort();
+    t.same(statuses, [200, 409], `pair ${i}: one applies, one is refused (${reject.status}, ${approve.status})`);
+    const loser = reject.status === 409 ? reject : approve;
+    t.equal(loser.json.code, 'conflict', `pair ${i}: the loser is told of the conflict`);
+    for (const server of [a, b]) {
+      const stored = (await call(server.url, 'GET', `/v1/decisions/${id}`, { key: creator.key })).json;
+      t.equal(stored.status, reject.status === 200 ? 'rejected' : 'approved', `pair ${i}: the winner's transition is what ${server === a ? 'A' : 'B'} holds`);
+      t.equal(stored.revision, 2, `pair ${i}: one change stored`);
+    }
+  }
+});
+
+t.test('an Idempotency-Key answered on A replays byte for byte on B; one in flight on A is refused on B', async (t) => {
+  const { a, b, creator } = await pair(t);
+  const first = await create(a, creator.key, gate(82), { 'idempotency-key': 'deploy-1' });
+  const retry = await call(b.url, 'POST', '/v1/decisions', { key: creator.key, body: gate(82), headers: { 'idempotency-key': 'deploy-1' } });
+  t.equal(retry.status, 200);
+  t.equal(retry.headers.get('idempotent-replayed'), 'true', 'B replays');
+  t.equal(retry.text, first.text, "byte for byte A's body");
+  const listed = await call(b.url, 'GET', '/v1/decisions', { key: creator.key });
+  t.equal(listed.json.data.length, 1, 'one decision exists');
+
+  // A request on A holds the key (claimed as A's pipeline claims it) while B is asked.
+  const scoped: ['sandbox', string, string] = ['sandbox', creator.id, 'deploy-2'];
+  const claim = await a.server.services.idempotency.claim(scoped, 'fingerprint');
+  t.equal(claim.kind, 'claimed');
+  const overlapping = await call(b.url, 'POST', '/v1/decisions', { key: creator.key, body: gate(82), headers: { 'idempotency-key': 'deploy-2' } });
+  t.equal(overlapping.status, 409, overlapping.text);
+  t.equal(overlapping.json.code, 'idempotency_in_flight');
+  a.server.services.idempotency.release(scoped);
+  let after = await call(b.url, 'POST', '/v1/decisions', { key: creator.key, body: gate(82), headers: { 'idempotency-key': 'deploy-2' } });
+  for (let i = 0; i < 50 && after.status === 409; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    after = await call(b.url, 'POST', '/v1/decisions', { key: creator.key, body: gate(82), headers: { 'idempotency-key': 'deploy-2' } });
+  }
+  t.equal(after.status, 200, 'once A releases the key, B runs the request');
+});
+
+t.test('a key revoked on A is refused on B within a second', async (t) => {
+  const { a, b, creator } = await pair(t);
+  t.equal((await call(b.url, 'GET', '/v1/decisions', { key: creator.key })).status, 200);
+  const revoked = await call(a.url, 'DELETE', `/v1/keys/${creator.id}`, { key: a.admin });
+  t.equal(revoked.status, 200, revoked.text);
+  const started = Date.now();
+  let status = 200;
+  while (status === 200 && Date.now() - started < 1000) status = (await call(b.url, 'GET', '/v1/decisions', { key: creator.key })).status;
+  t.equal(status, 401, `refused on B after ${Date.now() - started} ms`);
+});
+
+t.test('one audit chain for the cluster: both copies hold it, and the stream verifies end to end', async (t) => {
+  const { namespace, a, b, creator, approverB } = await pair(t);
+  for (let i = 0; i < 10; i++) {
+    const [x] = await Promise.all([create(a, creator.key, gate(82)), create(b, creator.key, gate(10))]);
+    await call(b.url, 'POST', `/v1/decisions/${x.json.id}/approve`, { key: approverB.key, body: {} });
+  }
+  const heads = [a, b].map((s) => s.server.services.audit.verify());
+  t.ok(heads[0]!.ok && heads[1]!.ok, 'each copy verifies');
+  // B's last write may still be on its way to A.
+  for (let i = 0; i < 100 && a.server.services.audit.tail().seq !== b.server.services.audit.tail().seq; i++) await new Promise((r) => setTimeout(r, 10));
+  t.same(a.server.services.audit.tail(), b.server.services.audit.tail(), 'the same chain, entry for entry');
+  const link = await ClusterLink.connect({ servers: nats.urls, namespace, nodeId: 'verifier' }, false);
+  t.teardown(() => link.close());
+  const walked = await verifyStreamAudit(link);
+  t.equal(walked.ok, true, JSON.stringify(walked.broken));
+  t.equal(walked.entries, a.server.services.audit.tail().seq, 'every entry of every instance is in the stream');
+  const cli = spawnSync(process.execPath, [BIN, 'audit', 'verify', '--nats', nats.urls.join(','), '--nats-namespace', namespace], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(cli.status, 0, cli.stderr);
+  t.match(cli.stdout, new RegExp(`^ok: ${walked.entries} entries hold`), 'the command says so');
+});
+
+t.test('the stream on B delivers what A commits, and a subscriber resumes on A from its cursor', async (t) => {
+  const { a, b, creator } = await pair(t);
+  const onB = await openStream(t, b.url, creator.key);
+  onB.send({ type: 'subscribe', topics: ['decisions'] });
+  await onB.next((m) => m.type === 'subscribed');
+  const first = (await create(a, creator.key, gate(82))).json;
+  const seen = await onB.next((m) => m.type === 'event' && m.topic === `decisions/${first.id}`);
+  await onB.close();
+  const missed = [(await create(a, creator.key, gate(10))).json.id, (await create(b, creator.key, gate(20))).json.id];
+  const onA = await openStream(t, a.url, creator.key);
+  onA.send({ type: 'subscribe', topics: ['decisions'], since: seen.cursor });
+  await onA.next((m) => m.type === 'subscribed');
+  for (const id of missed) await onA.next((m) => m.type === 'event' && m.topic === `decisions/${id}`);
+  const events = onA.messages.filter((m) => m.type === 'event');
+  t.notOk(events.some((m) => m.cursor <= seen.cursor), 'nothing at or before the cursor again');
+  t.equal(new Set(events.map((m) => m.cursor)).size, events.length, 'no event twice');
+  t.same(events.map((m) => m.topic), missed.map((id) => `decisions/${id}`), 'exactly the missed events, in order');
+});
+
+t.test('a data directory of a single-node server does not join; a cluster copy refuses writes from outside the cluster', async (t) => {
+  const { namespace, a, adminKey } = await pair(t);
+  const single = await startTestServer(t, { policies: engine });
+  await single.server.close();
+  await t.rejects(
+    startTestServer(t, { policies: engine, adminKey, dataDir: single.dataDir, cluster: { servers: nats.urls, namespace } }),
+    /holds data written outside cluster mode/,
+  );
+  await a.server.close();
+  const copy = Store.open({ dataDir: a.dataDir });
+  t.teardown(() => copy.close());
+  await t.rejects(copy.commit(() => {}), /cluster instance's copy/);
+});
+
+t.test('an instance started later, or from an empty directory, rebuilds its copy from the stream', async (t) => {
+  const { a, creator, start } = await pair(t);
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) ids.push((await create(a, creator.key, gate(82))).json.id);
+  const c = await start('c', nats.urls);
+  for (const id of ids) t.equal((await call(c.url, 'GET', `/v1/decisions/${id}`, { key: creator.key })).status, 200, `${id} on the new instance`);
+  t.same(c.server.services.audit.tail(), a.server.services.audit.tail(), 'the same chain');
+});
