@@ -34,7 +34,7 @@ export interface EngineOptions {
   buildDir: string;
   /** Rebuild and reload when `sourceDir` changes. */
   watch?: boolean;
-  /** Quiet time after a change before rebuilding, in ms (default 100). */
+  /** Quiet time after a change before rebuilding, in ms (default and least 100: see source-watcher.ts). */
   debounceMs?: number;
   /** Linear memory cap per module in 64 KiB pages (default 1024, i.e. 64 MiB: see policy-instance.ts). */
   maxMemoryPages?: number;
@@ -98,7 +98,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
       engine.buildFailures = new Map(failed.map((f) => [path.join(options.sourceDir!, f.file), f.errors.map((e) => e.format()).join('\n')]));
     }
     engine.install(await engine.load());
-    if (options.watch && options.sourceDir) engine.startWatching(options.sourceDir);
+    if (options.watch && options.sourceDir) await engine.startWatching(options.sourceDir);
     return engine;
   }
 
@@ -165,7 +165,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   /** Stops watching, waits for a reload under way, and unloads every policy. */
   async close(): Promise<void> {
     this.closed = true;
-    this.watcher?.close();
+    await this.watcher?.close();
     this.watcher = undefined;
     await this.reloading;
     this.registry = new Map();
@@ -191,9 +191,9 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     for (const [file, reason] of this.failures) this.log.error(`policy not loaded: ${file}: ${reason}`);
   }
 
-  private startWatching(sourceDir: string): void {
+  private async startWatching(sourceDir: string): Promise<void> {
     const buildDir = path.relative(sourceDir, this.options.buildDir);
-    this.watcher = watchSources(sourceDir, {
+    this.watcher = await watchSources(sourceDir, {
       debounceMs: this.options.debounceMs ?? 100,
       onChange: () => this.requestReload(),
       onError: (err) => this.log.error(`policy watcher stopped: ${err.message}`),
