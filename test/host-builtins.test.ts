@@ -1,10 +1,24 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import t from 'tap';
-import { hostBuiltins, withEvaluationClock } from '../policies/engine/host-builtins.ts';
+import { BUILTINS, SDK_ANSWERED_BUILTINS, hostImportName } from '../policies/compiler/builtins.ts';
+import { hostBuiltins, withEvaluationScope } from '../policies/engine/host-builtins.ts';
 
+/** Calls a host builtin by its OPA name, as a module importing it would. */
 const call = (name: string, ...args: unknown[]): unknown => {
-  const fn = hostBuiltins[name];
+  const fn = hostBuiltins[hostImportName(name)];
   if (!fn) throw new Error(`no host builtin ${name}`);
   return fn(...args);
+};
+
+/** The JSON text a builtin returns for values JavaScript numbers cannot hold, parsed with exact integers. */
+const jsonCall = (name: string, ...args: unknown[]): unknown => {
+  const result = call(name, ...args);
+  if (!(result instanceof ArrayBuffer)) return result;
+  const text = new TextDecoder().decode(result);
+  return JSON.parse(text.replace(/-?\d{16,}/g, '"$&n"'), (_k, v: unknown) =>
+    typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v,
+  );
 };
 
 /**
@@ -16,13 +30,25 @@ const integerCall = (name: string, ...args: unknown[]): unknown => {
   return result instanceof ArrayBuffer ? BigInt(new TextDecoder().decode(result)) : result;
 };
 
-t.test('every host builtin of the compiler is implemented', async (t) => {
-  const { BUILTINS } = await import('../policies/compiler/builtins.ts');
+t.test('every host builtin of the compiler is implemented, under the name modules import it by', async (t) => {
   const host = Object.entries(BUILTINS)
     .filter(([, spec]) => spec.impl === 'host')
-    .map(([name]) => name)
+    .map(([name]) => hostImportName(name))
     .sort();
   t.same(Object.keys(hostBuiltins).sort(), host);
+});
+
+t.test('no host builtin is imported under a name the SDK answers itself', async (t) => {
+  // @open-policy-agent/opa-wasm looks a module's builtin up in its own table before the ones
+  // loadPolicy is given; its package exports do not reach that table, its file does.
+  const require = createRequire(import.meta.url);
+  const sdkDir = dirname(require.resolve('@open-policy-agent/opa-wasm'));
+  const sdkAnswers = Object.keys(require(join(sdkDir, 'builtins', 'index.js')) as object);
+  t.ok(sdkAnswers.includes('regex.split') && sdkAnswers.includes('yaml.marshal'), 'the SDK table was read');
+  for (const name of sdkAnswers) t.ok(SDK_ANSWERED_BUILTINS.has(name), `${name} is known to be answered by the SDK`);
+  for (const name of Object.keys(hostBuiltins)) t.notOk(sdkAnswers.includes(name), `${name} reaches Gatehouse's implementation`);
+  t.equal(hostImportName('yaml.marshal'), 'gatehouse.yaml.marshal');
+  t.equal(hostImportName('regex.match'), 'regex.match');
 });
 
 t.test('lower and upper map code points like Go', async (t) => {
@@ -119,7 +145,7 @@ t.test('time.now_ns is nanoseconds since the epoch, fixed within one evaluation'
   t.ok((now as bigint) >= before && (now as bigint) <= BigInt(Date.now()) * 1_000_000n);
   t.type(call('time.now_ns'), ArrayBuffer, 'returned as JSON text, which the SDK passes through unrounded');
 
-  const [a, b] = withEvaluationClock(() => {
+  const [a, b] = withEvaluationScope(() => {
     const first = integerCall('time.now_ns');
     const end = Date.now() + 3;
     while (Date.now() < end);
@@ -182,4 +208,181 @@ t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t
   t.equal(call('net.cidr_contains', '::ffff:0:0/96', '::ffff:1.2.3.4'), true);
   t.equal(call('net.cidr_contains', 1, '10.0.0.1'), undefined);
   t.equal(call('net.cidr_contains', '10.0.0.0/8', null), undefined);
+});
+
+t.test('net.cidr_merge merges like OPA: adjacent and contained networks, classful addresses', async (t) => {
+  const merge = (...addrs: unknown[]) => call('net.cidr_merge', addrs);
+  t.same(merge('192.0.128.0/24', '192.0.129.0/24'), ['192.0.128.0/23']);
+  t.same(merge('192.0.128.0/24', '192.0.128.0/24'), ['192.0.128.0/24'], 'duplicates');
+  t.same(merge('192.0.128.0/24', '0.0.0.0/0'), ['0.0.0.0/0'], 'contained');
+  t.same(merge('192.0.2.112/30', '192.0.2.116/31', '192.0.2.118/31'), ['192.0.2.112/29']);
+  t.same(merge('192.0.2.112/31', '192.0.2.116/31', '192.0.2.118/31'), ['192.0.2.112/31', '192.0.2.116/30']);
+  t.same(merge('192.0.129.0/24', '192.0.130.0/24'), ['192.0.129.0/24', '192.0.130.0/24'], 'touching but not alignable');
+  t.same(merge('192.0.2.0/24', '192.0.3.0/24', 'fe80::/120'), ['192.0.2.0/23', 'fe80::/120'], 'both families');
+  t.same(merge('::/0', '1.2.3.0/24', 'fe80::1/128'), ['::/0'], 'IPv4 lies in the IPv6 space');
+  t.same(merge('2601:600:8a80:207e:a57d:7567:e2c9:e7b3/64', '2601:600:8a80:207e::1/128'), ['2601:600:8a80:207e::/64']);
+  t.same(merge('2001:db8:0:0:1:0:0:1/128'), ['2001:db8::1:0:0:1/128'], 'Go writes the longest run of zero groups as ::');
+  t.same(merge('192.0.128.0', '192.0.129.0'), ['192.0.128.0/23'], 'an address takes its classful mask');
+  t.same(merge('10.1.2.3'), ['10.1.2.3/8'], 'a network joined with nothing keeps its address, unmasked');
+  t.same(merge('10.1.2.3', '10.1.2.3'), ['10.0.0.0/8'], 'joined, it is written as the block it covers');
+  t.same(merge('172.16.5.4', '192.168.1.1'), ['172.16.5.4/16', '192.168.1.1/24'], 'class B and C');
+  t.same(merge('192.168.1.0/24', '::ffff:192.168.2.0/120'), ['192.168.1.0/24', '192.168.2.0/24'], 'IPv4-mapped IPv6 is IPv4');
+  t.same(merge(), []);
+  t.equal(merge('2001:db8::1'), undefined, 'an IPv6 address needs a prefix length');
+  t.equal(merge('foo'), undefined);
+  t.equal(merge('10.0.0.0/33'), undefined);
+  t.equal(merge('10.0.0.0/8', 1), undefined);
+  t.equal(call('net.cidr_merge', '10.0.0.0/8'), undefined, 'not an array or set');
+  t.equal(call('net.cidr_merge', { a: '10.0.0.0/8' }), undefined);
+});
+
+t.test('uuid.parse reads what Google uuid.Parse reads, with the fields OPA gives', async (t) => {
+  t.same(jsonCall('uuid.parse', 'c2fc67c2-47f2-11ee-b67a-9f3619c7493f'), {
+    version: 1,
+    variant: 'RFC4122',
+    nodeid: '9f-36-19-c7-49-3f',
+    macvariables: 'local:multicast',
+    time: 1693481847404333000n,
+    clocksequence: 13946,
+  });
+  const v2 = {
+    version: 2,
+    variant: 'RFC4122',
+    nodeid: '32-50-96-b3-9f-47',
+    macvariables: 'local:unicast',
+    time: 1693566990121469600n,
+    clocksequence: 12800,
+    domain: 'Person',
+    id: 1000,
+  };
+  t.same(jsonCall('uuid.parse', '000003e8-48b9-21ee-b200-325096b39f47'), v2);
+  t.same(jsonCall('uuid.parse', '{000003e8-48b9-21ee-b200-325096b39f47}'), v2, 'between braces');
+  t.same(jsonCall('uuid.parse', 'x000003e8-48b9-21ee-b200-325096b39f47y'), v2, 'Go does not look at the two outer characters');
+  t.same(jsonCall('uuid.parse', 'URN:UUID:c2fc67c2-47f2-11ee-b67a-9f3619c7493f'), jsonCall('uuid.parse', 'c2fc67c2-47f2-11ee-b67a-9f3619c7493f'));
+  t.same(jsonCall('uuid.parse', '6bea8ef2-d3d3-3cd1-84e0-9bab06a52ece'), { version: 3, variant: 'RFC4122' });
+  t.same(jsonCall('uuid.parse', '00000000000040008000000000000000'), { version: 4, variant: 'RFC4122' }, 'without dashes');
+  t.same(jsonCall('uuid.parse', '00000000-0000-fcd1-f4e0-9bab06a52ece'), { version: 15, variant: 'Future' });
+  t.same(jsonCall('uuid.parse', '00000000-0000-4000-c000-000000000000'), { version: 4, variant: 'Microsoft' });
+  t.same(jsonCall('uuid.parse', '00000000-0000-4000-0000-000000000000'), { version: 4, variant: 'Reserved' });
+  t.match(jsonCall('uuid.parse', '000003e8-48b9-21ee-b205-325096b39f47'), { domain: 'Domain5' });
+  t.match(jsonCall('uuid.parse', 'ffffffff-ffff-1fff-b67a-9f3619c7493f'), { time: -7607606781572612196n }, "Go's int64 arithmetic wraps");
+  t.equal(call('uuid.parse', '00000000000-123-222-222'), undefined);
+  t.equal(call('uuid.parse', 'HijVnnS1-GGGG-1234-12345678'), undefined);
+  t.equal(call('uuid.parse', 'c2fc67c2_47f2_11ee_b67a_9f3619c7493f'), undefined);
+  t.equal(call('uuid.parse', 'urn:uuix:c2fc67c2-47f2-11ee-b67a-9f3619c7493f'), undefined);
+  t.equal(call('uuid.parse', 42), undefined);
+});
+
+t.test('uuid.rfc4122 gives a version 4 UUID, one per key within an evaluation', async (t) => {
+  const uuid = call('uuid.rfc4122', 'a') as string;
+  t.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.not(call('uuid.rfc4122', 'a'), uuid, 'outside an evaluation every call is new');
+  const [a1, a2, b] = withEvaluationScope(() => [call('uuid.rfc4122', 'a'), call('uuid.rfc4122', 'a'), call('uuid.rfc4122', 'b')]);
+  t.equal(a1, a2, 'the same key gives the same UUID');
+  t.not(a1, b, 'another key another UUID');
+  t.not(withEvaluationScope(() => call('uuid.rfc4122', 'a')), a1, 'the next evaluation starts afresh');
+  t.not(withEvaluationScope(() => [call('uuid.rfc4122', 1), call('uuid.rfc4122', '1')]).reduce((x, y) => x === y), true, 'keys differ by type');
+});
+
+t.test('regex.split splits like Go regexp.Split(s, -1)', async (t) => {
+  t.same(call('regex.split', 'a', 'banana'), ['b', 'n', 'n', '']);
+  t.same(call('regex.split', '(\\d)', 'a1b2c'), ['a', 'b', 'c'], 'groups are not kept, unlike JavaScript split');
+  t.same(call('regex.split', '(?i)B', 'aBcbd'), ['a', 'c', 'd'], 'RE2 flags');
+  t.same(call('regex.split', 'x*', 'abc'), ['a', 'b', 'c'], 'empty matches between characters');
+  t.same(call('regex.split', ',', 'a,,b,'), ['a', '', 'b', '']);
+  t.same(call('regex.split', '^', 'ab'), ['ab'], 'an empty match at the start adds no piece');
+  t.same(call('regex.split', 'a', ''), [''], 'an empty text is one empty piece');
+  t.same(call('regex.split', '', ''), [], 'except for the empty pattern');
+  t.same(call('regex.split', '', 'ab'), ['a', 'b']);
+  t.same(call('regex.split', '\\s+', 'héllo  wörld'), ['héllo', 'wörld']);
+  t.equal(call('regex.split', '(', 'a'), undefined, 'invalid pattern');
+  t.equal(call('regex.split', '(?=a)', 'a'), undefined, 'RE2 has no lookahead');
+  t.equal(call('regex.split', 1, 'a'), undefined);
+  t.equal(call('regex.split', 'a', 1), undefined);
+});
+
+t.test('yaml.marshal writes what go-yaml v2 writes for the value', async (t) => {
+  const marshal = (v: unknown) => call('yaml.marshal', v);
+  t.equal(marshal({ foo: 1, bar: ['Hello', 'World'] }), 'bar:\n- Hello\n- World\nfoo: 1\n', 'sequences under a key are not indented');
+  t.equal(marshal({ a: { b: { c: [1, { d: 2, e: [] }, [3, 4]] } }, z: {} }),
+    'a:\n  b:\n    c:\n    - 1\n    - d: 2\n      e: []\n    - - 3\n      - 4\nz: {}\n');
+  t.equal(marshal({ a10: 1, a9: 2, B: 3, _x: 4, b: 5 }), '_x: 4\nB: 3\na9: 2\na10: 1\nb: 5\n', 'natural key order');
+  t.equal(marshal([]), '[]\n');
+  t.equal(marshal({}), '{}\n');
+  t.equal(marshal(null), 'null\n');
+  t.equal(marshal(true), 'true\n');
+  t.equal(marshal(42), '42\n');
+  t.equal(marshal(1.5), '1.5\n');
+  t.equal(marshal(1000000.5), '1.0000005e+06\n', "floats as Go's %g");
+  t.equal(marshal(0.00001), '1e-05\n');
+  t.equal(marshal('abc'), 'abc\n');
+  t.equal(marshal('it\'s a#b'), "it's a#b\n");
+  for (const s of ['yes', 'No', 'on', 'y', 'true', 'null', '~', '123', '0x1F', '1e3', '.5', '2006-01-02', '1:20', '']) {
+    t.equal(marshal(s), `"${s}"\n`, `${JSON.stringify(s)} would read back as another type: double-quoted`);
+  }
+  for (const s of ['a: b', '- x', '#c', 'a #b', ' lead', 'trail ', '[x', '&a', '*a', '!a', '|a', '>a', "'a", '"a', '%a', '@a', '`a', '---', '? x', 'key:']) {
+    t.equal(marshal(s), `'${s.replace(/'/g, "''")}'\n`, `${JSON.stringify(s)} cannot be plain: single-quoted`);
+  }
+  t.equal(marshal('a:b'), 'a:b\n', 'a colon not followed by a space is plain');
+  t.equal(marshal('tab\there'), '"tab\\there"\n', 'a character that is not printable is escaped');
+  t.equal(marshal('😀 x'), '"\\U0001F600 x"\n', 'go-yaml escapes characters beyond the BMP');
+  t.equal(marshal('é'), 'é\n');
+  t.equal(marshal('line1\nline2'), '|-\n  line1\n  line2\n', 'text with line breaks is a literal block');
+  t.equal(marshal('ends\n'), '|\n  ends\n');
+  t.equal(marshal('ends\n\n'), '|+\n  ends\n\n');
+  t.equal(marshal(' indented\nx'), '|2-\n   indented\n  x\n', 'an indentation hint for a leading space');
+  t.equal(marshal('trailing \nx'), '"trailing \\nx"\n', 'a space before a break rules out the block');
+  t.equal(marshal({ k: 'a\nb', l: ['c\nd'] }), 'k: |-\n  a\n  b\nl:\n- |-\n  c\n  d\n');
+  t.equal(marshal({ 'a\nb': 1 }), '? |-\n  a\n  b\n: 1\n', 'a key spanning lines is a complex key');
+  const words = Array(30).fill('word').join(' ');
+  t.equal(marshal({ text: words }),
+    'text: word word word word word word word word word word word word word word word word\n  word word word word word word word word word word word word word word\n',
+    'plain text folds at the first space past column 80');
+  const key = Array(24).fill('word').join(' ');
+  t.equal(marshal({ [key]: 1 }), `${key}: 1\n`, 'keys of up to 128 bytes never fold');
+  t.equal(marshal({ [words]: 1 }), `? ${words.slice(0, 79)}\n  ${words.slice(80)}\n: 1\n`, 'a longer key is a complex key, and folds');
+  t.equal(marshal('\u007f'), undefined, 'go-yaml refuses to read DEL');
+  t.equal(marshal(Infinity), undefined);
+});
+
+t.test('yaml.unmarshal reads YAML 1.1 as go-yaml v2 and sigs.k8s.io/yaml do', async (t) => {
+  const unmarshal = (s: unknown) => jsonCall('yaml.unmarshal', s);
+  t.same(unmarshal('foo: 1\nbar: [Hello, World]\n'), { foo: 1, bar: ['Hello', 'World'] });
+  t.same(unmarshal('a: yes\nb: off\nc: y\nd: True\ne: ~\nf: null\ng:\n'), { a: true, b: false, c: true, d: true, e: null, f: null, g: null },
+    'YAML 1.1 booleans and nulls');
+  t.same(unmarshal('a: 0x1F\nb: 017\nc: 0o17\nd: 0b101\ne: 1_000\nf: +5\ng: -0x10\n'), { a: 31, b: 15, c: 15, d: 5, e: 1000, f: 5, g: -16 },
+    'integers as strconv.ParseInt(s, 0, 64) reads them, underscores dropped');
+  t.same(unmarshal('a: 1e3\nb: .5\nc: 1.\nd: 08\n'), { a: 1000, b: 0.5, c: 1, d: 8 }, 'floats');
+  t.same(unmarshal('a: 1:20\nb: 2001-12-14\nc: 2001-12-14T21:59:43.10Z\nd: "1"\ne: \'true\'\nf: 1e400\n'),
+    { a: '1:20', b: '2001-12-14', c: '2001-12-14T21:59:43.10Z', d: '1', e: 'true', f: '1e400' },
+    'no sexagesimal numbers; dates, quoted scalars and overflowing floats stay strings');
+  t.same(unmarshal('big: 9223372036854775807\nneg: -9223372036854775808\nu: 18446744073709551615\n'),
+    { big: 9223372036854775807n, neg: -9223372036854775808n, u: 18446744073709551615n }, 'exact 64-bit integers');
+  t.same(unmarshal('1: a\n1.5: b\ntrue: c\n0.1: d\n'), { 1: 'a', '1.5': 'b', true: 'c', '0.1': 'd' }, 'keys that are not strings become their text');
+  t.same(unmarshal('base: &b {p: 1, q: 2}\nd:\n  <<: *b\n  q: 3\n'), { base: { p: 1, q: 2 }, d: { p: 1, q: 3 } }, 'merge keys');
+  t.same(unmarshal('y: 1\nno: 2\n'), { true: 1, false: 2 }, 'y and no are YAML 1.1 booleans, keys included');
+  t.same(unmarshal('a: &a {x: 1}\nb: &b {x: 2, z: 2}\nc:\n  <<: [*a, *b]\n'), { a: { x: 1 }, b: { x: 2, z: 2 }, c: { x: 1, z: 2 } },
+    'in a list of merged maps the first wins');
+  t.same(unmarshal('a: 1\na: 2\n'), { a: 2 }, 'a repeated key: the last value');
+  t.same(unmarshal('a: !!int "5"\nb: !!float 1\nc: !!str 1\nd: !foo 12\ne: !!binary aGVsbG8=\n'), { a: 5, b: 1, c: '1', d: '12', e: 'hello' }, 'tags');
+  t.same(unmarshal('a: 1\n---\nb: 2\n'), { a: 1 }, 'the first document only');
+  t.same(unmarshal('- |\n  text\n- >\n  folded\n  line\n'), ['text\n', 'folded line\n'], 'block scalars');
+  t.equal(unmarshal(''), null, 'an empty stream is null');
+  t.equal(unmarshal('# only a comment\n'), null);
+  t.equal(unmarshal('123'), 123);
+  t.equal(unmarshal('{ , }'), undefined, 'syntax error');
+  t.equal(unmarshal('a:\n\tb: 1\n'), undefined, 'tabs do not indent');
+  t.equal(unmarshal('? [1]\n: 2\n'), undefined, 'a collection as a key');
+  t.equal(unmarshal('~: 1\n'), undefined, 'a null key');
+  t.equal(unmarshal('18446744073709551615: 1\n'), undefined, 'a key beyond int64 (a uint64)');
+  t.same(unmarshal('18446744073709551616: 1\n'), { '1.8446744e+19': 1 }, 'a key beyond uint64 is a float, written as a float32');
+  t.equal(unmarshal('a: !!int x\n'), undefined, 'a tag the text does not fit');
+  t.equal(unmarshal('a: .inf\n'), undefined, 'JSON has no infinity');
+  t.equal(unmarshal('a: &a [*a]\n'), undefined, 'an alias of its own ancestor');
+  t.equal(unmarshal('a: *nope\n'), undefined, 'an undefined alias');
+  t.equal(unmarshal(1), undefined);
+  t.same(call('yaml.is_valid', 'a: [1, 2]'), true);
+  t.same(call('yaml.is_valid', 'a: [1, 2'), false);
+  t.same(call('yaml.is_valid', '~: 1'), false, 'valid YAML sigs.k8s.io/yaml cannot turn into JSON');
+  t.same(call('yaml.is_valid', 1), false, 'not a string');
 });

@@ -425,3 +425,92 @@ t.test('base64.encode and base64.decode', async (t) => {
   t.equal(call('base64.encode', json(1)), undefined);
   t.equal(call('base64.decode', json(null)), undefined);
 });
+
+t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {
+  t.equal(BUILTINS['walk']!.relation, true, 'a relation the planner iterates');
+  t.same(result('walk', json({ a: [1, { b: 2 }], c: null })), [
+    [[], { a: [1, { b: 2 }], c: null }],
+    [['a'], [1, { b: 2 }]],
+    [['a', 0], 1],
+    [['a', 1], { b: 2 }],
+    [['a', 1, 'b'], 2],
+    [['c'], null],
+  ]);
+  t.same(result('walk', json(5)), [[[], 5]], 'a scalar is its own only pair');
+  t.same(result('walk', json([])), [[[], []]]);
+  const withSet = x.rt_make_object!();
+  x.rt_object_insert!(withSet, value('"s"'), set('["y", "x"]'));
+  t.same(result('walk', withSet), [[[], { s: ['x', 'y'] }], [['s'], ['x', 'y']], [['s', 'x'], 'x'], [['s', 'y'], 'y']],
+    'a set element is its own key, in value order');
+});
+
+t.test('json.patch applies RFC 6902 operations as OPA does', async (t) => {
+  const patch = (doc: unknown, ops: unknown) => result('json.patch', json(doc), json(ops));
+  t.same(patch({ foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux' }]), { foo: 'bar', baz: 'qux' });
+  t.same(patch({ foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }]), { foo: ['bar', 'qux', 'baz'] });
+  t.same(patch([1, 2], [{ op: 'add', path: '/-', value: 3 }]), [1, 2, 3], '- is the end of an array');
+  t.same(patch([1, 2], [{ op: 'add', path: '/2', value: 3 }]), [1, 2, 3], 'the length is the end too');
+  t.same(patch({ a: { b: 1 } }, [{ op: 'remove', path: '/a/b' }]), { a: {} });
+  t.same(patch([1, 2, 3, 4], [{ op: 'remove', path: '/1' }, { op: 'remove', path: '/2' }]), [1, 3], 'operations apply in turn');
+  t.same(patch({ a: 1 }, [{ op: 'replace', path: '/a', value: [2] }]), { a: [2] });
+  t.same(patch({ foo: ['all', 'grass', 'cows', 'eat'] }, [{ op: 'move', from: '/foo/1', path: '/foo/3' }]), { foo: ['all', 'cows', 'eat', 'grass'] });
+  t.same(patch({ a: { b: 1 } }, [{ op: 'copy', from: '/a', path: '/c' }]), { a: { b: 1 }, c: { b: 1 } });
+  t.same(patch({ a: [1, { b: 2 }] }, [{ op: 'test', path: '/a', value: [1, { b: 2 }] }]), { a: [1, { b: 2 }] });
+  t.same(patch({ '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: 10 }]), { '/': 9, '~1': 10 }, '~0 and ~1 escapes');
+  t.same(patch({}, [{ op: 'add', path: '/', value: 1 }]), { '': 1 }, '"/" names the empty key');
+  t.same(patch({}, [{ op: 'add', path: 'a', value: 1 }]), { a: 1 }, 'the leading slash may be left out');
+  t.same(patch({ a: 1 }, [{ op: 'add', path: '', value: [2] }]), [2], 'an empty path is the whole document');
+  t.same(patch({ a: { 1: 'x' } }, [{ op: 'test', path: '/a/1', value: 'x' }]), { a: { 1: 'x' } }, 'a pointer\'s keys are strings');
+  t.equal(patch({ a: { 1: 'x' } }, [{ op: 'test', path: ['a', 1], value: 'x' }]), undefined, 'an array path keeps its key types');
+  t.same(patch({ a: ['x'] }, [{ op: 'add', path: ['a', 0], value: 'y' }]), { a: ['y', 'x'] });
+  t.equal(patch(7, [{ op: 'replace', path: '', value: 8 }]), 8, 'any document');
+  t.same(patch({ a: 1 }, []), { a: 1 });
+
+  t.equal(patch({ a: 1 }, [{ op: 'test', path: '/a', value: 2 }]), undefined, 'a failed test');
+  t.equal(patch({ a: 1 }, [{ op: 'remove', path: '/b' }]), undefined, 'removing what is not there');
+  t.equal(patch({ a: 1 }, [{ op: 'replace', path: '/b', value: 1 }]), undefined, 'replace needs the path to exist');
+  t.equal(patch({ a: 1 }, [{ op: 'add', path: '/b/c', value: 1 }]), undefined, 'no missing parents are created');
+  t.equal(patch([1, 2], [{ op: 'add', path: '/3', value: 1 }]), undefined, 'past the end');
+  t.equal(patch([1, 2], [{ op: 'add', path: '/-1', value: 1 }]), undefined);
+  t.equal(patch([1, 2], [{ op: 'test', path: '/01', value: 2 }]), undefined, 'leading zeros');
+  t.equal(patch([1, 2], [{ op: 'test', path: '/1e0', value: 2 }]), undefined, 'not an integer');
+  t.equal(patch([1, 2], [{ op: 'remove', path: '/2' }]), undefined);
+  t.equal(patch({ a: 1 }, [{ op: 'remove', path: '' }]), undefined, 'the whole document cannot be removed');
+  t.equal(patch({ a: 1 }, [{ op: 'move', from: '/b', path: '/c' }]), undefined);
+  t.equal(patch({ a: 1 }, [{ op: 'copy', from: '/b', path: '/c' }]), undefined);
+  t.equal(patch({ a: 1 }, [{ op: 'spam', path: '/a' }]), undefined, 'unknown operation');
+  t.equal(patch({ a: 1 }, [{ op: 'add', path: '/b' }]), undefined, 'add without a value');
+  t.equal(patch({ a: 1 }, [{ op: 'move', path: '/b' }]), undefined, 'move without from');
+  t.equal(patch({ a: 1 }, [{ path: '/b', value: 1 }]), undefined, 'no op');
+  t.equal(patch({ a: 1 }, [{ op: 'add', value: 1 }]), undefined, 'no path');
+  t.equal(patch({ a: 1 }, [{ op: 'add', path: null, value: 1 }]), undefined, 'a path that is neither a string nor an array');
+  t.equal(patch({ a: 1 }, [{ op: 1, path: '/a', value: 1 }]), undefined);
+  t.equal(patch({ a: 1 }, ['add']), undefined, 'an operation that is not an object');
+  t.equal(patch({ a: 1 }, { op: 'add', path: '/b', value: 1 }), undefined, 'operations come as an array');
+  t.same(patch({ a: 1 }, [{ op: 'add', path: '/b', value: 1 }, { op: 'test', path: '/a', value: 1 }]), { a: 1, b: 1 });
+});
+
+t.test('json.patch on sets: a member is its own key', async (t) => {
+  const doc = x.rt_make_object!();
+  x.rt_object_insert!(doc, value('"foo"'), set('["a", "b", "c"]'));
+  const patch = (ops: unknown) => callValue('json.patch', doc, json(ops));
+  t.equal(dump(patch([{ op: 'remove', path: '/foo/b' }])), '{"foo":["a","c"]}');
+  const added = patch([{ op: 'add', path: '/foo/d', value: 'd' }]);
+  t.equal(dump(added), '{"foo":["a","b","c","d"]}');
+  t.ok(isSet(x.rt_dot!(added, value('"foo"'))), 'still a set');
+  t.equal(patch([{ op: 'add', path: '/foo/d', value: 'e' }]), 0, 'the value must be the key');
+  t.equal(patch([{ op: 'remove', path: '/foo/z' }]), 0);
+  t.equal(dump(patch([{ op: 'test', path: '/foo/a', value: 'a' }])), '{"foo":["a","b","c"]}');
+  t.equal(dump(patch([{ op: 'move', from: '/foo/a', path: '/bar' }])), '{"bar":"a","foo":["b","c"]}');
+  const nested = set('[[1]]');
+  t.equal(dump(callValue('json.patch', nested, json([{ op: 'add', path: [[1], 1], value: 2 }]))), '[[1,2]]', 'into an array held in a set');
+  t.equal(dump(doc), '{"foo":["a","b","c"]}', 'the document itself is left as it was');
+});
+
+t.test('rt_set_of makes a host builtin\'s array a set', async (t) => {
+  const s = x.rt_set_of!(value('["b", "a", "b"]'));
+  t.ok(isSet(s));
+  t.equal(dump(s), '["a","b"]');
+  t.equal(dump(x.rt_set_of!(value('{"a": 1}'))), '{"a":1}', 'other values as they are');
+  t.equal(x.rt_set_of!(0), 0, 'undefined stays undefined');
+});

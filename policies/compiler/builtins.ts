@@ -12,10 +12,47 @@
 export interface BuiltinSpec {
   arity: number;
   impl: 'native' | 'host';
+  /**
+   * A relation (OPA's `walk`): the builtin returns an array of answers and a call stands for each
+   * of them in turn, so `walk(x, [p, v])` binds p and v once per answer; written as a statement
+   * with no output, the call holds when there is at least one answer.
+   */
+  relation?: boolean;
+  /**
+   * A host builtin whose answer is a set: the host can only return JSON, so its array is made a
+   * set inside the module.
+   */
+  hostReturnsSet?: boolean;
 }
 
 const native = (arity: number): BuiltinSpec => ({ arity, impl: 'native' });
-const host = (arity: number): BuiltinSpec => ({ arity, impl: 'host' });
+const host = (arity: number, extra: Partial<BuiltinSpec> = {}): BuiltinSpec => ({ arity, impl: 'host', ...extra });
+
+/**
+ * Builtin names `@open-policy-agent/opa-wasm` answers with its own JavaScript, ahead of the
+ * builtins handed to `loadPolicy` (`src/builtins/` of the package: JavaScript regular expressions
+ * for `regex.split`, YAML 1.2 for `yaml.*`), so that a module importing them under these names
+ * never reaches Gatehouse's implementations. Those Gatehouse implements natively never import
+ * anything; the host ones are imported under another name (see `hostImportName`).
+ */
+export const SDK_ANSWERED_BUILTINS: ReadonlySet<string> = new Set([
+  'json.is_valid',
+  'sprintf',
+  'regex.split',
+  'yaml.is_valid',
+  'yaml.marshal',
+  'yaml.unmarshal',
+]);
+
+/**
+ * The name a module's `builtins()` lists for a host builtin, and the key of its implementation in
+ * `policies/engine/host-builtins.ts`: OPA's name, or `gatehouse.<name>` for one the SDK would
+ * answer itself. Loaded without Gatehouse's host builtins, such a module then fails with the SDK's
+ * "not implemented" instead of silently answering with other semantics.
+ */
+export function hostImportName(builtin: string): string {
+  return SDK_ANSWERED_BUILTINS.has(builtin) ? `gatehouse.${builtin}` : builtin;
+}
 
 export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   // Operators (the planner calls these for infix syntax).
@@ -87,6 +124,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   union: native(1),
   intersection: native(1),
   'graph.reachable': native(2),
+  walk: { ...native(1), relation: true },
+  'json.patch': native(2),
 
   'bits.and': native(2),
   'bits.or': native(2),
@@ -123,6 +162,13 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'time.diff': host(2),
   'regex.find_n': host(3),
   'regex.replace': host(3),
+  'regex.split': host(2),
+  'yaml.marshal': host(1),
+  'yaml.unmarshal': host(1),
+  'yaml.is_valid': host(1),
+  'uuid.parse': host(1),
+  'uuid.rfc4122': host(1),
+  'net.cidr_merge': host(1, { hostReturnsSet: true }),
   'crypto.sha256': host(1),
   'crypto.hmac.md5': host(2),
   'crypto.hmac.sha1': host(2),

@@ -1,7 +1,8 @@
 /**
  * The builtins marked `host` in `policies/compiler/builtins.ts`, implemented in JavaScript and
  * handed to `loadPolicy` (OPA's Wasm modules call them through the `opa_builtinN` imports, and
- * modules built by `opa build -t wasm` call theirs the same way).
+ * modules built by `opa build -t wasm` call theirs the same way), each under the name the module
+ * imports it by (`hostImportName`: `gatehouse.yaml.marshal` for a name the SDK would answer itself).
  *
  * Each receives its operands as parsed JSON and returns a JSON-able value, or an ArrayBuffer of
  * JSON text for a value JavaScript cannot hold exactly (see `exactInteger`). As in OPA without
@@ -9,16 +10,21 @@
  * (the function returns `undefined`) rather than failing the evaluation.
  */
 import { RE2JS } from 're2js';
+import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrContains } from './builtins/cidr.ts';
+import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
 import { goToLower, goToUpper } from './builtins/go-case.ts';
-import { regexFindN, regexReplace } from './builtins/go-regexp.ts';
+import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
 import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
+import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
+import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
 import { semverCompare, semverIsValid } from './builtins/semver.ts';
 import { parseBytes, parseUnits } from './builtins/units.ts';
+import { newUuid, uuidParse } from './builtins/uuid.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
@@ -95,45 +101,70 @@ function globMatch(pattern: unknown, delimiters: unknown, match: unknown): boole
 }
 
 /**
- * An integer as the JSON text of a host builtin's result. The SDK JSON-stringifies a returned
- * value (`_loadJSON` in opa-wasm), and a JavaScript number holds integers exactly only up to
- * 2^53, while nanosecond timestamps are around 2^60; an ArrayBuffer it passes through as raw JSON
- * text instead, which the module parses into an exact integer as OPA holds it.
+ * JSON text as a host builtin's result. The SDK JSON-stringifies a returned value (`_loadJSON` in
+ * opa-wasm), and a JavaScript number holds integers exactly only up to 2^53, while nanosecond
+ * timestamps are around 2^60; an ArrayBuffer it passes through as raw JSON text instead, which
+ * the module parses into exact integers as OPA holds them.
  */
-function exactInteger(n: bigint): ArrayBuffer {
-  const bytes = new TextEncoder().encode(n.toString());
+function jsonText(text: string): ArrayBuffer {
+  const bytes = new TextEncoder().encode(text);
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-/**
- * The clock of the evaluation under way. OPA answers `time.now_ns` with one value for a whole
- * evaluation, so that two calls in one policy agree; `withEvaluationClock` fixes it for the
- * duration of one synchronous evaluation.
- */
-let evaluationNowNs: bigint | undefined;
-let clockFixed = false;
+const exactInteger = (n: bigint): ArrayBuffer => jsonText(n.toString());
 
 /**
- * Runs `evaluate` with `time.now_ns` frozen at its first use. Evaluations are synchronous, so
- * they cannot interleave.
+ * What one evaluation answers the same every time it asks: OPA fixes `time.now_ns` for a whole
+ * evaluation, so that two calls in one policy agree, and gives `uuid.rfc4122(k)` one UUID per key.
+ * `withEvaluationScope` holds them for the duration of one synchronous evaluation.
  */
-export function withEvaluationClock<T>(evaluate: () => T): T {
-  clockFixed = true;
-  evaluationNowNs = undefined;
+interface EvaluationScope {
+  nowNs?: bigint;
+  uuids: Map<string, string>;
+}
+
+let scope: EvaluationScope | undefined;
+
+/**
+ * Runs `evaluate` as one evaluation: `time.now_ns` frozen at its first use, `uuid.rfc4122`
+ * remembered per key. Evaluations are synchronous, so they cannot interleave.
+ */
+export function withEvaluationScope<T>(evaluate: () => T): T {
+  scope = { uuids: new Map() };
   try {
     return evaluate();
   } finally {
-    clockFixed = false;
-    evaluationNowNs = undefined;
+    scope = undefined;
   }
 }
 
 /** `time.now_ns()`: nanoseconds since the epoch, read from the millisecond wall clock. */
 function timeNowNs(): ArrayBuffer {
-  if (clockFixed && evaluationNowNs !== undefined) return exactInteger(evaluationNowNs);
-  const now = BigInt(Date.now()) * 1_000_000n;
-  if (clockFixed) evaluationNowNs = now;
+  const now = scope?.nowNs ?? BigInt(Date.now()) * 1_000_000n;
+  if (scope) scope.nowNs = now;
   return exactInteger(now);
+}
+
+/** `uuid.rfc4122(k)`: a new version 4 UUID, the same one for the same key within an evaluation. */
+function uuidRfc4122(k: unknown): string {
+  const key = JSON.stringify(k);
+  const known = scope?.uuids.get(key);
+  if (known !== undefined) return known;
+  const uuid = newUuid();
+  scope?.uuids.set(key, uuid);
+  return uuid;
+}
+
+/** `regex.split(pattern, value)`: Go's `Split(value, -1)` on an RE2 pattern. */
+function regexSplitBuiltin(pattern: unknown, value: unknown): string[] | undefined {
+  const re = compiledRegex(pattern);
+  return re && isString(value) ? regexSplit(re, value) : undefined;
+}
+
+/** `yaml.unmarshal(s)` as JSON text, so that integers stay exact. */
+function yamlUnmarshalBuiltin(s: unknown): ArrayBuffer | undefined {
+  const json = isString(s) ? yamlUnmarshal(s) : undefined;
+  return json === undefined ? undefined : jsonText(json);
 }
 
 /** `time.parse_rfc3339_ns(s)`. */
@@ -189,8 +220,8 @@ const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certific
 const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unknown, key: unknown) =>
   isString(x) && isString(key) ? hmacHex(algorithm, x, key) : undefined;
 
-/** The host builtins by OPA name, as `loadPolicy` takes them. */
-export const hostBuiltins: Record<string, HostBuiltin> = {
+/** The host builtins by OPA name. */
+const byOpaName: Record<string, HostBuiltin> = {
   lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
   upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
   'regex.match': regexMatch,
@@ -227,4 +258,19 @@ export const hostBuiltins: Record<string, HostBuiltin> = {
     return typeof n === 'bigint' ? exactInteger(n) : n;
   },
   'net.cidr_contains': netCidrContains,
+  'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
+  'regex.split': regexSplitBuiltin,
+  'yaml.marshal': yamlMarshal,
+  'yaml.unmarshal': yamlUnmarshalBuiltin,
+  'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
+  'uuid.parse': (s: unknown) => {
+    const json = isString(s) ? uuidParse(s) : undefined;
+    return json === undefined ? undefined : jsonText(json);
+  },
+  'uuid.rfc4122': uuidRfc4122,
 };
+
+/** The host builtins by the names modules import them by, as `loadPolicy` takes them. */
+export const hostBuiltins: Record<string, HostBuiltin> = Object.fromEntries(
+  Object.entries(byOpaName).map(([name, builtin]) => [hostImportName(name), builtin]),
+);

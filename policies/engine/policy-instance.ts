@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { hostBuiltins, withEvaluationClock } from './host-builtins.ts';
+import { hostBuiltins, withEvaluationScope } from './host-builtins.ts';
 
 // The SDK's ES module entry exports only the async `loadPolicy`; the synchronous variant, needed
 // to replace a failed instance in the middle of a synchronous evaluation, is on its CommonJS entry.
@@ -148,7 +148,7 @@ export class PolicyInstance {
         this.policy = instantiate(this.module, this.maxMemoryPages, this.data);
         this.failed = false;
       }
-      const resultSet = withEvaluationClock(() => this.policy.evaluate(encodeInput(json), entrypoint)) as
+      const resultSet = withEvaluationScope(() => this.policy.evaluate(encodeInput(json), entrypoint)) as
         | Array<{ result: unknown }>
         | null;
       return { value: resultSet?.[0]?.result, durationNs: Number(process.hrtime.bigint() - started) };

@@ -1,4 +1,4 @@
-import { BUILTINS, nativeExportName } from '../builtins.ts';
+import { BUILTINS, hostImportName, nativeExportName } from '../builtins.ts';
 import { CompileError } from '../errors.ts';
 import type { CallTarget } from './function-body.ts';
 import { i32, type RuntimeModule } from './runtime-module.ts';
@@ -15,7 +15,7 @@ const MAX_HOST_ARITY = 4;
 /**
  * Resolves the `func` of Call statements: planned functions first, then builtins, native ones as
  * runtime exports and host ones through `env.opa_builtinN` with ids numbered in order of first
- * use (the ids `builtins()` reports to the SDK).
+ * use (the ids `builtins()` reports to the SDK, under `hostImportName`).
  */
 export class CallTargets {
   private readonly hostIds = new Map<string, number>();
@@ -47,21 +47,26 @@ export class CallTargets {
     if (spec.arity > MAX_HOST_ARITY) {
       throw new CompileError('emit', `${origin}: host builtin ${func} takes more than ${MAX_HOST_ARITY} arguments`);
     }
-    let id = this.hostIds.get(func);
+    const importName = hostImportName(func);
+    let id = this.hostIds.get(importName);
     if (id === undefined) {
       id = this.hostIds.size;
-      this.hostIds.set(func, id);
+      this.hostIds.set(importName, id);
     }
     const builtinId = id;
     const name = this.runtime.envImport(`opa_builtin${spec.arity}`, spec.arity + 2, true);
+    const toSet = spec.hostReturnsSet ? this.runtime.runtimeFunction('rt_set_of') : undefined;
     // The second argument is OPA's reserved evaluation context, always 0.
     return {
       unguardedArgs: 0,
-      call: (args) => m.call(name, [m.i32.const(builtinId), m.i32.const(0), ...args], i32),
+      call: (args) => {
+        const answer = m.call(name, [m.i32.const(builtinId), m.i32.const(0), ...args], i32);
+        return toSet ? m.call(toSet, [answer], i32) : answer;
+      },
     };
   }
 
-  /** `{name: id}` of the host builtins the calls resolved so far. */
+  /** `{importName: id}` of the host builtins the calls resolved so far. */
   hostBuiltins(): Record<string, number> {
     return Object.fromEntries(this.hostIds);
   }

@@ -56,6 +56,8 @@ export const RUNTIME_FUNCTIONS = {
   rt_is_object: [1, true],
   rt_is_set: [1, true],
   rt_result_set_add: [2, false], // (resultSet, value): adds {"result": value}
+  /** (value) → a set of an array's elements (a host builtin's answer that is a set); else as it is. */
+  rt_set_of: [1, true],
   /** (stringValue): calls env.opa_abort with the message; does not return. */
   rt_abort: [1, false],
 } as const;

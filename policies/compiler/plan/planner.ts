@@ -675,8 +675,19 @@ export class Planner {
     }
   }
 
-  /** A term used as a condition: comparisons become Equal/NotEqual, others must not be false. */
+  /**
+   * A term used as a condition: comparisons become Equal/NotEqual, a relation called without its
+   * output holds once when it has an answer (as OPA plans it), others must not be false.
+   */
   private planCondition(term: Term, env: Env, k: Next): void {
+    if (term.type === 'call' && this.isRelation(term, env)) {
+      return this.planCall(term, env, (answers, e) => {
+        const n = this.local();
+        this.emit({ op: 'Len', source: answers, target: n });
+        this.emit({ op: 'NotEqual', a: { local: n }, b: this.constOf('0') });
+        k(e);
+      }, false);
+    }
     if (term.type === 'binop' && (term.op === '==' || term.op === '!=')) {
       return this.planTerm(term.left, env, (a, e) =>
         this.planTerm(term.right, e, (b, e2) => {
@@ -939,7 +950,17 @@ export class Planner {
     return t;
   }
 
-  private planCall(term: Extract<Term, { type: 'call' }>, env: Env, k: OperandNext): void {
+  /** Whether a call names a relation builtin (see `BuiltinSpec.relation`). */
+  private isRelation(term: Extract<Term, { type: 'call' }>, env: Env): boolean {
+    const target = env.resolver.callee(term.callee, (name) => env.vars.has(name));
+    return 'builtin' in target && BUILTINS[target.builtin]!.relation === true;
+  }
+
+  /**
+   * A call's result; for a relation, each of its answers in turn (`eachAnswer`), as OPA plans
+   * `walk`: the builtin returns the answers and the call scans them.
+   */
+  private planCall(term: Extract<Term, { type: 'call' }>, env: Env, k: OperandNext, eachAnswer = true): void {
     const target = env.resolver.callee(term.callee, (name) => env.vars.has(name));
     const arity = 'group' in target ? target.group.arity : BUILTINS[target.builtin]!.arity;
     if (arity !== term.args.length) {
@@ -947,8 +968,15 @@ export class Planner {
       this.fail(`${name}: arity mismatch: expected ${arity} arguments, got ${term.args.length}`, term.pos);
     }
     const mock = env.mocks.get(calleeName(target));
+    const answers = (result: Local, e: Env): void => {
+      if (!eachAnswer || !('builtin' in target) || !BUILTINS[target.builtin]!.relation) return k({ local: result }, e);
+      const key = this.local();
+      const value = this.local();
+      const block = this.block(() => k({ local: value }, e));
+      this.emit({ op: 'Scan', source: result, key, value, block });
+    };
     this.planTerms(term.args, env, (ops, e) => {
-      if (mock?.value !== undefined) return k({ local: mock.value }, e);
+      if (mock?.value !== undefined) return answers(mock.value, e);
       const callee = mock?.callee ?? target;
       const t = this.local();
       if ('group' in callee) {
@@ -960,7 +988,7 @@ export class Planner {
       } else {
         this.emit({ op: 'Call', func: callee.builtin, args: ops, target: t });
       }
-      k({ local: t }, e);
+      answers(t, e);
     });
   }
 

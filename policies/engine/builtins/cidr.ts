@@ -1,20 +1,20 @@
 /**
- * OPA's `net.cidr_contains`, reproducing the Go `net` package it is built on: addresses are
- * byte slices of 4 or 16 bytes, `ParseIP` gives the 16-byte form, an IPv4 CIDR keeps a 4-byte
- * network and mask, and `IPNet.Contains` compares IPv4-mapped IPv6 addresses as IPv4. Parsing
- * follows Go's `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones).
+ * Go's `net` address parsing, and OPA's `net.cidr_contains` on it: addresses are byte slices of
+ * 4 or 16 bytes, `ParseIP` gives the 16-byte form, an IPv4 CIDR keeps a 4-byte network and mask,
+ * and `IPNet.Contains` compares IPv4-mapped IPv6 addresses as IPv4. Parsing follows Go's
+ * `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones).
  */
 
-type Bytes = Uint8Array;
+export type Bytes = Uint8Array;
 
-interface ParsedAddr {
+export interface ParsedAddr {
   /** The 16-byte form (IPv4 as ::ffff:a.b.c.d), like `netip.Addr.As16`. */
   bytes16: Bytes;
   /** 32 for IPv4, 128 for IPv6 (IPv4-mapped IPv6 included), like `netip.Addr.BitLen`. */
   bitLen: 32 | 128;
 }
 
-interface IPNet {
+export interface IPNet {
   ip: Bytes;
   mask: Bytes;
 }
@@ -87,7 +87,7 @@ function parseIPv6Bytes(s: string): Bytes | undefined {
 }
 
 /** Go's `netip.ParseAddr`, refusing zones as `net.ParseIP` does. */
-function parseAddr(s: string): ParsedAddr | undefined {
+export function parseAddr(s: string): ParsedAddr | undefined {
   for (const c of s) {
     if (c === '.') {
       const v4 = parseIPv4Bytes(s);
@@ -102,7 +102,7 @@ function parseAddr(s: string): ParsedAddr | undefined {
 }
 
 /** Go's `IP.To4`: the 4-byte form of an IPv4 or IPv4-mapped address, else undefined. */
-function to4(ip: Bytes): Bytes | undefined {
+export function to4(ip: Bytes): Bytes | undefined {
   if (ip.length === 4) return ip;
   if (ip.length === 16 && V4_IN_V6_PREFIX.every((b, i) => ip[i] === b)) return ip.subarray(12);
   return undefined;
@@ -124,7 +124,7 @@ function applyMask(ip16: Bytes, mask: Bytes): Bytes {
 }
 
 /** Go's `net.ParseCIDR`, returning the network. */
-function parseCIDR(s: string): IPNet | undefined {
+export function parseCIDR(s: string): IPNet | undefined {
   const slash = s.indexOf('/');
   if (slash < 0) return undefined;
   const addr = parseAddr(s.slice(0, slash));

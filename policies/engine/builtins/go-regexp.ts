@@ -1,6 +1,6 @@
 /**
- * Go's `regexp` operations that OPA's `regex.find_n` and `regex.replace` call
- * (`FindAllString(s, n)`, `ReplaceAllString(s, repl)`), over patterns compiled by
+ * Go's `regexp` operations that OPA's `regex.find_n`, `regex.replace` and `regex.split` call
+ * (`FindAllString(s, n)`, `ReplaceAllString(s, repl)`, `Split(s, -1)`), over patterns compiled by
  * re2js, whose matcher follows Java's rules. The difference that matters is Go's: an empty match
  * right where the previous match ended is skipped.
  */
@@ -64,4 +64,23 @@ export function regexReplace(re: RE2JS, s: string, template: string): string {
     last = match.end;
   }
   return out + s.slice(last);
+}
+
+/**
+ * `regexp.Split(s, -1)`: the text between matches. An empty match at the very start adds no
+ * empty first piece, and the text after the last match is kept unless that match began at the
+ * end; an empty text gives `[""]`, except for the empty pattern, which gives `[]`.
+ */
+export function regexSplit(re: RE2JS, s: string): string[] {
+  if (re.pattern() !== '' && s === '') return [''];
+  const pieces: string[] = [];
+  let begin = 0;
+  let end = 0;
+  for (const match of allMatches(re, s, -1)) {
+    end = match.start;
+    if (match.end !== 0) pieces.push(s.slice(begin, end));
+    begin = match.end;
+  }
+  if (end !== s.length) pieces.push(s.slice(begin));
+  return pieces;
 }

@@ -100,6 +100,18 @@ export function rt_is_set(v: Value): i32 {
   return i32(typeOf(v) == TYPE_SET);
 }
 
+/**
+ * The elements of an array as a set: a host builtin answering a set can only send JSON, where a
+ * set is an array. Any other value (undefined included) is returned as it is.
+ */
+export function rt_set_of(v: Value): Value {
+  if (!isArray(v)) return v;
+  const n = collectionLength(v);
+  const set = newSet(n);
+  for (let i = 0; i < n; i++) setAdd(set, arrayGet(v, i));
+  return set;
+}
+
 /** Adds {"result": v} to the result set. */
 export function rt_result_set_add(resultSet: Value, v: Value): void {
   resultSetAdd(resultSet, v);

@@ -16,3 +16,5 @@ export * from "./types";
 export * from "./encoding";
 export * from "./bits";
 export * from "./graph";
+export * from "./json-patch";
+export * from "./walk";

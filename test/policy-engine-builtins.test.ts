@@ -1,0 +1,88 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { loadPolicy } from '@open-policy-agent/opa-wasm';
+import { PolicyEngine } from '../policies/engine/index.ts';
+
+// walk, json.patch, yaml.*, regex.split, uuid.* and net.cidr_merge in a policy built from Rego,
+// loaded and evaluated by the engine as the server does.
+
+// Building compiles a real module (and, on a fresh checkout, the runtime first).
+t.setTimeout(300_000);
+
+const POLICY = `package gatehouse.builtins.v1
+
+# Every path of the request whose value is a string that looks like a secret.
+secret_paths contains p if {
+	walk(input.request, [p, v])
+	is_string(v)
+	startswith(v, "sk_")
+}
+
+patched := json.patch(input.request, [
+	{"op": "replace", "path": "/user/role", "value": "viewer"},
+	{"op": "add", "path": "/user/tags/-", "value": "reviewed"},
+	{"op": "remove", "path": "/token"},
+])
+
+manifest := yaml.marshal({"name": input.request.user.name, "enabled": "yes", "tags": input.request.user.tags})
+
+config := yaml.unmarshal(input.config)
+
+parts := regex.split("(\\\\d)", "a1b2c")
+
+request_id := uuid.rfc4122("request")
+
+same_request_id if uuid.rfc4122("request") == request_id
+
+id_version := uuid.parse(request_id).version
+
+allowed_networks := net.cidr_merge(input.networks)
+
+network_is_set if is_set(allowed_networks)
+`;
+
+const REQUEST = { user: { name: 'ann', role: 'admin', tags: ['dev'] }, token: 'sk_live_1', headers: { auth: 'sk_test_2', host: 'x' } };
+
+t.test('the new builtins answer through the engine as OPA does', async (t) => {
+  const root = t.testdir({ src: { 'builtins-v1.rego': POLICY } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+
+  const input = { request: REQUEST, config: 'limits:\n  max: 5\n  strict: on\n', networks: ['10.0.0.0/24', '10.0.1.0/24', '192.168.0.1'] };
+  const evaluation = engine.evaluate('builtins-v1', input);
+  t.equal(evaluation.error, undefined);
+  const doc = evaluation.value as Record<string, unknown>;
+  t.same(doc.secret_paths, [['headers', 'auth'], ['token']], 'walk with an output pattern');
+  t.same(doc.patched, { user: { name: 'ann', role: 'viewer', tags: ['dev', 'reviewed'] }, headers: REQUEST.headers });
+  t.equal(doc.manifest, 'enabled: "yes"\nname: ann\ntags:\n- dev\n', "go-yaml's output, not the SDK's JavaScript YAML");
+  t.same(doc.config, { limits: { max: 5, strict: true } }, 'YAML 1.1: on is true');
+  t.same(doc.parts, ['a', 'b', 'c'], "Go's Split, not JavaScript's, which keeps groups");
+  t.match(doc.request_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.equal(doc.same_request_id, true, 'one UUID per key within an evaluation');
+  t.equal(doc.id_version, 4);
+  t.same(doc.allowed_networks, ['10.0.0.0/23', '192.168.0.1/24']);
+  t.equal(doc.network_is_set, true, 'a host builtin answering a set gives a set');
+
+  const next = engine.evaluate('builtins-v1', input, 'gatehouse/builtins/v1/request_id');
+  t.not(next.value, doc.request_id, 'the next evaluation has its own UUIDs');
+
+  const undefinedCases = engine.evaluate('builtins-v1', { request: { user: {} }, config: '{ , }', networks: ['2001:db8::1'] });
+  t.equal(undefinedCases.error, undefined, 'builtins given what they refuse are undefined, not errors');
+  const partial = undefinedCases.value as Record<string, unknown>;
+  for (const rule of ['patched', 'config', 'allowed_networks', 'network_is_set']) t.equal(partial[rule], undefined, `${rule} is undefined`);
+
+  t.test('the module names the SDK-answered builtins so the SDK cannot answer them', async (t) => {
+    const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+    const wasm = await readFile(path.join(buildDir, manifest.policies['builtins-v1'].module));
+    const plain = await loadPolicy(wasm);
+    t.throws(
+      () => plain.evaluate(input, 'gatehouse/builtins/v1/manifest'),
+      /gatehouse\.yaml\.marshal/,
+      'without Gatehouse the call fails instead of answering with JavaScript YAML',
+    );
+    t.same(plain.evaluate(input, 'gatehouse/builtins/v1/patched'), [{ result: doc.patched }], 'json.patch runs inside the module');
+    t.same(plain.evaluate(input, 'gatehouse/builtins/v1/secret_paths'), [{ result: doc.secret_paths }], 'so does walk');
+  });
+});
