@@ -9,7 +9,6 @@ import { renameWildcards } from './check/wildcards.ts';
 import { checkProgram } from './check/program.ts';
 import { planProgram } from './plan/planner.ts';
 import { printPolicy } from './plan/print.ts';
-import { emitModule } from './emit/wasm.ts';
 import { ensureRuntime } from '../runtime/build.ts';
 
 export interface SourceFile {
@@ -78,6 +77,8 @@ export async function compileModules(files: SourceFile[], options: CompileOption
     if (err instanceof CompileError) throw new CompileErrors([err]);
     throw err;
   }
+  // Imported here, not above: emitting loads binaryen (0.7 s), which checking never needs.
+  const { emitModule } = await import('./emit/wasm.ts');
   const wasm = emitModule(policy, await ensureRuntime());
   return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy) };
 }
