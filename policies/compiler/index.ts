@@ -10,6 +10,7 @@ import { checkProgram } from './check/program.ts';
 import { planProgram } from './plan/planner.ts';
 import { printPolicy } from './plan/print.ts';
 import { ensureRuntime } from '../runtime/build.ts';
+import type { Probe } from './probes.ts';
 
 export interface SourceFile {
   path: string;
@@ -22,6 +23,8 @@ export interface CompileOptions {
    * package document. The first is entrypoint 0 (what `evaluate(input)` uses by default).
    */
   entrypoints: string[];
+  /** A traced build, for tests: the module reports what it evaluates (see probes.ts). */
+  probes?: boolean;
 }
 
 export interface CompiledModule {
@@ -30,6 +33,8 @@ export interface CompiledModule {
   entrypoints: string[];
   /** The plan (IR) printed for debugging. */
   ir: string;
+  /** A traced build's probes, by id. */
+  probes?: Probe[];
 }
 
 /** Parses every file; throws `CompileErrors` with every parse error of every file. */
@@ -70,9 +75,10 @@ export function checkModules(files: SourceFile[]): void {
 export async function compileModules(files: SourceFile[], options: CompileOptions): Promise<CompiledModule> {
   const modules = parseAll(files);
   let policy: Policy;
+  const probes: Probe[] | undefined = options.probes ? [] : undefined;
   try {
     renameWildcards(modules);
-    policy = planProgram(checkProgram(modules), options.entrypoints);
+    policy = planProgram(checkProgram(modules), options.entrypoints, probes);
   } catch (err) {
     if (err instanceof CompileError) throw new CompileErrors([err]);
     throw err;
@@ -80,5 +86,5 @@ export async function compileModules(files: SourceFile[], options: CompileOption
   // Imported here, not above: emitting loads binaryen (0.7 s), which checking never needs.
   const { emitModule } = await import('./emit/wasm.ts');
   const wasm = emitModule(policy, await ensureRuntime());
-  return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy) };
+  return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy), ...(probes ? { probes } : {}) };
 }

@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { hostBuiltins, withEvaluationScope } from './host-builtins.ts';
+import { hostBuiltins, withEvaluationScope, type HostBuiltin } from './host-builtins.ts';
 
 // The SDK's ES module entry exports only the async `loadPolicy`; the synchronous variant, needed
 // to replace a failed instance in the middle of a synchronous evaluation, is on its CommonJS entry.
@@ -68,10 +68,10 @@ export function describeFailure(thrown: unknown, maxMemoryPages?: number): strin
   return `policy failed: ${String(thrown)}`;
 }
 
-function instantiate(module: WebAssembly.Module, maxMemoryPages: number, data: unknown): LoadedPolicy {
+function instantiate(module: WebAssembly.Module, maxMemoryPages: number, data: unknown, builtins: Record<string, HostBuiltin>): LoadedPolicy {
   // A fresh descriptor each time: loadPolicySync writes into the one it is given.
   const memory = { initial: Math.min(INITIAL_MEMORY_PAGES, maxMemoryPages), maximum: maxMemoryPages };
-  const policy = opa.loadPolicySync(module, memory, hostBuiltins);
+  const policy = opa.loadPolicySync(module, memory, builtins);
   policy.setData(data as object);
   return policy;
 }
@@ -99,19 +99,26 @@ export class PolicyInstance {
     private readonly module: WebAssembly.Module,
     private readonly maxMemoryPages: number,
     data: unknown,
+    private readonly builtins: Record<string, HostBuiltin>,
   ) {
     this.data = data;
-    this.policy = instantiate(module, maxMemoryPages, data);
+    this.policy = instantiate(module, maxMemoryPages, data, builtins);
     this.entrypoints = new Map(Object.entries(this.policy.entrypoints as Record<string, number>));
   }
 
   /**
    * Compiles and instantiates `wasm` with `data` as its data document and at most
-   * `maxMemoryPages` of linear memory.
+   * `maxMemoryPages` of linear memory. `extraBuiltins` are host functions beside the builtins,
+   * such as the probe calls of a traced build (policies/compiler/probes.ts).
    */
-  static async load(wasm: Uint8Array, data: unknown, maxMemoryPages = DEFAULT_MAX_MEMORY_PAGES): Promise<PolicyInstance> {
+  static async load(
+    wasm: Uint8Array,
+    data: unknown,
+    maxMemoryPages = DEFAULT_MAX_MEMORY_PAGES,
+    extraBuiltins: Record<string, HostBuiltin> = {},
+  ): Promise<PolicyInstance> {
     const module = await WebAssembly.compile(wasm as BufferSource);
-    return new PolicyInstance(module, maxMemoryPages, data);
+    return new PolicyInstance(module, maxMemoryPages, data, { ...hostBuiltins, ...extraBuiltins });
   }
 
   /** Replaces the data document for later evaluations; throws when the module cannot hold it. */
@@ -145,7 +152,7 @@ export class PolicyInstance {
     const started = process.hrtime.bigint();
     try {
       if (this.failed) {
-        this.policy = instantiate(this.module, this.maxMemoryPages, this.data);
+        this.policy = instantiate(this.module, this.maxMemoryPages, this.data, this.builtins);
         this.failed = false;
       }
       const resultSet = withEvaluationScope(() => this.policy.evaluate(encodeInput(json), entrypoint)) as

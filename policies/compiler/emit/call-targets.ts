@@ -1,5 +1,6 @@
 import { BUILTINS, hostImportName, nativeExportName } from '../builtins.ts';
 import { CompileError } from '../errors.ts';
+import { PROBE_BUILTINS } from '../probes.ts';
 import type { CallTarget } from './function-body.ts';
 import { i32, type RuntimeModule } from './runtime-module.ts';
 
@@ -13,7 +14,8 @@ export interface PlannedFunction {
 const MAX_HOST_ARITY = 4;
 
 /**
- * Resolves the `func` of Call statements: planned functions first, then builtins, native ones as
+ * Resolves the `func` of Call statements: planned functions first, then builtins (and a traced
+ * build's probe calls, see probes.ts), native ones as
  * runtime exports and host ones through `env.opa_builtinN` with ids numbered in order of first
  * use (the ids `builtins()` reports to the SDK, under `hostImportName`).
  */
@@ -33,7 +35,7 @@ export class CallTargets {
       // Input and data may be undefined (no input given): the function is still called.
       return { unguardedArgs: 2, call: (args) => m.call(planned.wasmName, args, i32) };
     }
-    const spec = BUILTINS[func];
+    const spec = BUILTINS[func] ?? PROBE_BUILTINS[func];
     if (!spec) throw new CompileError('emit', `${origin}: call of unknown function ${func}`);
     this.checkArity(func, spec.arity, argCount, origin);
     if (spec.impl === 'native') {

@@ -6,6 +6,7 @@ import { findNode, takesKeysFromBelow, type DataNode, type Program, type RuleGro
 import { NameResolver, isWildcard, type Callee } from '../check/names.ts';
 import { orderBody, topLevelVars } from '../check/safety.ts';
 import { outputArgAsUnification } from '../check/output-args.ts';
+import { PROBE_CALLS, type Probe, type ProbeKind, type ProbeSide } from '../probes.ts';
 
 /**
  * Plans a checked program into the IR (see ir.ts), in the manner of OPA's planner: bodies are
@@ -142,9 +143,15 @@ export class Planner {
   private mocks: ReadonlyMap<string, Mock> = NO_MOCKS;
   private frame = new Frame(0, []);
   private module!: Module;
+  /** A traced build's probes (see probes.ts), by id; undefined when not tracing. */
+  private readonly probes: Probe[] | undefined;
+  private readonly probeIds = new Map<string, number>();
+  /** The condition terms of probed expressions, whose values are reported, with their probe ids. */
+  private readonly valueProbes = new WeakMap<Term, number>();
 
-  constructor(program: Program) {
+  constructor(program: Program, probes?: Probe[]) {
     this.program = program;
+    this.probes = probes;
   }
 
   /**
@@ -175,6 +182,32 @@ export class Planner {
 
   private emit(stmt: Stmt): void {
     this.frame.cur.push(stmt);
+  }
+
+  /** The id of the probe of `kind` at `pos`, made on first use; undefined when not tracing. */
+  private probe(kind: ProbeKind, pos: Pos): number | undefined {
+    if (!this.probes) return undefined;
+    const key = `${kind}:${pos.file}:${pos.offset}`;
+    let id = this.probeIds.get(key);
+    if (id === undefined) {
+      id = this.probes.length;
+      this.probes.push({ kind, file: pos.file, line: pos.line, col: pos.col, offset: pos.offset });
+      this.probeIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** Emits the call reporting probe `id` entered or exited (nothing when not tracing). */
+  private report(event: 'enter' | 'exit', id: number | undefined): void {
+    if (id !== undefined) this.emit({ op: 'Call', func: PROBE_CALLS[event], args: [this.constOf(String(id))], target: this.local() });
+  }
+
+  /** Emits the call reporting a value of a probed condition term (nothing for other terms). */
+  private reportValue(term: Term, side: ProbeSide, value: Operand): void {
+    const id = this.valueProbes.get(term);
+    if (id !== undefined) {
+      this.emit({ op: 'Call', func: PROBE_CALLS.value, args: [this.constOf(String(id)), this.str(side), value], target: this.local() });
+    }
   }
 
   private local(): Local {
@@ -377,7 +410,10 @@ export class Planner {
       blocks.push(
         this.block(() => {
           this.emit({ op: 'IsUndefined', source: result });
-          this.planTerm(value, this.ruleEnv(module, [], rule), (op) => this.emit({ op: 'Assign', source: op, target: result }));
+          this.planTerm(value, this.ruleEnv(module, [], rule), (op) => {
+            this.report('exit', this.probe('head', rule.pos));
+            this.emit({ op: 'Assign', source: op, target: result });
+          });
         }),
       );
     }
@@ -431,7 +467,15 @@ export class Planner {
     const { body: ordered } = orderBody(literals, new Set(env.vars.keys()), headVars, isLocal, this.module.source);
     const step = (i: number, e: Env): void => {
       if (i === ordered.length) return k(e);
-      this.planLiteral(ordered[i]!, e, (e2) => step(i + 1, e2));
+      const lit = ordered[i]!;
+      // `some x` only declares: OPA evaluates nothing there, and neither does a probe.
+      const probe = lit.expr.type === 'some' ? undefined : this.probe('expr', lit.pos);
+      if (probe !== undefined && lit.expr.type === 'term') this.valueProbes.set(lit.expr.term, probe);
+      this.report('enter', probe);
+      this.planLiteral(lit, e, (e2) => {
+        this.report('exit', probe);
+        step(i + 1, e2);
+      });
     };
     step(0, env);
   }
@@ -444,7 +488,10 @@ export class Planner {
         return [
           this.block(() =>
             this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [rule.key], (env) =>
-              this.planTerm(rule.key!, env, (op) => this.emit({ op: 'SetAdd', set: result, value: op })),
+              this.planTerm(rule.key!, env, (op) => {
+                this.report('exit', this.probe('head', rule.pos));
+                this.emit({ op: 'SetAdd', set: result, value: op });
+              }),
             rule),
           ),
         ];
@@ -456,6 +503,7 @@ export class Planner {
           this.block(() =>
             this.planBody(rule.body, this.ruleEnv(module, rule.body, rule), [...keys, rule.value], (env) =>
               this.planTerms([...keys, value(rule.value, rule.pos)], env, (ops) => {
+                this.report('exit', this.probe('head', rule.pos));
                 const v = ops.pop()!;
                 const leaf = ops.pop()!;
                 const object = ops.reduce((parent, key) => this.collectionAt(parent, key, 'object', message), result);
@@ -481,9 +529,10 @@ export class Planner {
               const env = this.ruleEnv(module, clause.body, rule);
               this.bindArgs(rule, params, env, (argEnv) =>
                 this.planBody(clause.body, argEnv, [clause.value], (bodyEnv) =>
-                  this.planTerm(value(clause.value, clause.pos), bodyEnv, (v) =>
-                    this.emit({ op: 'AssignOnce', source: v, target, message }),
-                  ),
+                  this.planTerm(value(clause.value, clause.pos), bodyEnv, (v) => {
+                    this.report('exit', this.probe('head', clause.pos));
+                    this.emit({ op: 'AssignOnce', source: v, target, message });
+                  }),
                 rule),
               );
             }),
@@ -689,14 +738,17 @@ export class Planner {
       }, false);
     }
     if (term.type === 'binop' && (term.op === '==' || term.op === '!=')) {
-      return this.planTerm(term.left, env, (a, e) =>
+      return this.planTerm(term.left, env, (a, e) => {
+        this.reportValue(term, 'left', a);
         this.planTerm(term.right, e, (b, e2) => {
+          this.reportValue(term, 'right', b);
           this.emit({ op: term.op === '==' ? 'Equal' : 'NotEqual', a, b });
           k(e2);
-        }),
-      );
+        });
+      });
     }
     this.planTerm(term, env, (op, e) => {
+      this.reportValue(term, 'value', op);
       this.emit({ op: 'NotEqual', a: op, b: this.constOf('false') });
       k(e);
     });
@@ -890,7 +942,11 @@ export class Planner {
       case 'call':
         return this.planCall(term, env, k);
       case 'binop':
-        return this.planTerms([term.left, term.right], env, (ops, e) => this.callBuiltin(OPERATOR_BUILTINS[term.op]!, ops, e, k));
+        return this.planTerms([term.left, term.right], env, (ops, e) => {
+          this.reportValue(term, 'left', ops[0]!);
+          this.reportValue(term, 'right', ops[1]!);
+          this.callBuiltin(OPERATOR_BUILTINS[term.op]!, ops, e, k);
+        });
       case 'neg':
         return this.planTerm(term.operand, env, (op, e) => this.callBuiltin('minus', [this.constOf('0'), op], e, k));
       case 'member': {
@@ -1157,7 +1213,10 @@ function reachable(funcs: Func[], plans: Plan[]): Func[] {
   return funcs.filter((f) => seen.has(f.name));
 }
 
-/** Plans a checked program for the given entrypoints. */
-export function planProgram(program: Program, entrypoints: string[]): Policy {
-  return new Planner(program).plan(entrypoints);
+/**
+ * Plans a checked program for the given entrypoints; with `probes`, a traced build whose probes
+ * are appended there (see probes.ts).
+ */
+export function planProgram(program: Program, entrypoints: string[], probes?: Probe[]): Policy {
+  return new Planner(program, probes).plan(entrypoints);
 }
