@@ -1,7 +1,8 @@
 /**
- * Building a policy directory: every `<name>-v<N>.rego` becomes `<name>-v<N>.wasm`, compiled with
- * all the directory's non-test modules (the other files are libraries every policy can import),
- * and `manifest.json` indexes the result.
+ * Building policies from directories and files: every `<name>-v<N>.rego` becomes
+ * `<name>-v<N>.wasm`, or, with entrypoints picked as `opa build -e` does, each module holding
+ * them (see policy-selection.ts); each is compiled with all the non-test modules (the other files
+ * are libraries every policy can import), and `manifest.json` indexes the result.
  *
  * The build is all-or-nothing. Everything is compiled in memory first; any compile error, in any
  * file, fails the whole build with every error reported together. The output is then written to
@@ -19,11 +20,19 @@ import { compileModules } from './index.ts';
 import { MANIFEST_FILE, MANIFEST_VERSION, type Manifest, type ManifestPolicy } from './manifest.ts';
 import { parseModule } from './parse/index.ts';
 import type { Module } from './parse/ast.ts';
-import { readSourceTree, type RegoSource, type SourceTree } from './source-tree.ts';
+import { defaultEntrypoints, definedTwice, policiesByEntrypoints, policiesByFileName, policyNameOf } from './policy-selection.ts';
+import { readSources, type RegoSource, type SourceTree } from './source-tree.ts';
 
 export interface BuildOptions {
   /** Also write each policy's plan as `<name>.ir.txt`. */
   ir?: boolean;
+  /**
+   * Build only the policies holding these entrypoints, with these as their entrypoints, as
+   * `opa build -e` (see policy-selection.ts). Not with `leaveOutFailing`.
+   */
+  entrypoints?: string[];
+  /** Fail, saying why, when the sources hold no policy and no bundle (instead of building nothing). */
+  requirePolicy?: boolean;
   /** Build the policies that compile and report the others in `failed`, instead of failing the build. */
   leaveOutFailing?: boolean;
 }
@@ -51,14 +60,9 @@ export interface BuildResult extends Manifest {
   failed: PolicyBuildFailure[];
 }
 
-/** `<name>-v<N>.rego` → `<name>-v<N>`. */
-const POLICY_FILE = /^(.+-v\d+)\.rego$/;
 const DATA_FILE = 'data.json';
 
-/** The policy a Rego file defines, or undefined for a library. */
-export function policyNameOf(file: string): string | undefined {
-  return POLICY_FILE.exec(path.basename(file))?.[1];
-}
+export { policyNameOf };
 
 function sha256(...parts: Array<string | Uint8Array>): string {
   const hash = createHash('sha256');
@@ -71,19 +75,10 @@ function sourceHash(sources: RegoSource[]): string {
   return sha256(...sources.flatMap((s) => [s.relative, '\0', s.text, '\0']));
 }
 
-/** Entrypoint 0 is the package document; then every rule of the package that is not a function. */
-function entrypointsOf(packagePath: string[], modules: Module[]): string[] {
-  const pkg = packagePath.join('/');
-  const rules = new Set<string>();
-  for (const m of modules) {
-    if (m.package.join('/') !== pkg) continue;
-    for (const rule of m.rules) if (rule.kind !== 'function') rules.add(rule.name);
-  }
-  return [pkg, ...[...rules].map((r) => `${pkg}/${r}`)];
-}
-
 interface CompiledPolicy {
   name: string;
+  /** The file defining it, relative to the sources. */
+  file: string;
   manifest: ManifestPolicy;
   wasm: Uint8Array;
   stats: PolicyBuildStats;
@@ -96,14 +91,24 @@ interface BuildOutput {
   data?: Buffer;
 }
 
-/** Compiles policy `name` (defined by `module`) from `sources`, whose parsed modules are `modules`. */
-async function compilePolicy(name: string, module: Module, sources: RegoSource[], modules: Module[]): Promise<CompiledPolicy> {
-  const entrypoints = entrypointsOf(module.package, modules);
+/**
+ * Compiles policy `name` (defined by `source`, parsed as `module`) from `sources`, whose parsed
+ * modules are `modules`, with the default entrypoints unless given others.
+ */
+async function compilePolicy(
+  name: string,
+  source: RegoSource,
+  module: Module,
+  sources: RegoSource[],
+  modules: Module[],
+  entrypoints = defaultEntrypoints(module.package, modules),
+): Promise<CompiledPolicy> {
   const started = performance.now();
   const compiled = await compileModules(sources, { entrypoints });
   const compileMs = performance.now() - started;
   return {
     name,
+    file: source.relative,
     wasm: compiled.wasm,
     manifest: {
       module: `${name}.wasm`,
@@ -117,12 +122,11 @@ async function compilePolicy(name: string, module: Module, sources: RegoSource[]
   };
 }
 
-function definedTwice(name: string, first: string, source: RegoSource, module: Module): CompileError {
-  return new CompileError('check', `policy '${name}' is defined twice: ${first} and ${source.relative}`, module.packagePos, source.text);
-}
-
-/** Parses and compiles everything in memory; throws CompileErrors listing every problem. */
-async function compileAll(tree: SourceTree): Promise<CompiledPolicy[]> {
+/**
+ * Parses and compiles everything in memory: the versioned policy files, or the policies holding
+ * `entrypoints` when given. Throws CompileErrors listing every problem.
+ */
+async function compileAll(tree: SourceTree, entrypoints: string[] | undefined): Promise<CompiledPolicy[]> {
   const errors = new ErrorCollector();
   const parsed: Module[] = [];
   for (const source of tree.modules) {
@@ -134,19 +138,12 @@ async function compileAll(tree: SourceTree): Promise<CompiledPolicy[]> {
   }
   errors.throwIfAny();
 
+  const selected = entrypoints ? policiesByEntrypoints(tree.modules, parsed, entrypoints) : policiesByFileName(tree.modules, parsed);
+  for (const e of selected.errors) errors.add(e);
   const policies: CompiledPolicy[] = [];
-  const names = new Map<string, string>();
-  for (const [i, source] of tree.modules.entries()) {
-    const name = policyNameOf(source.relative);
-    if (!name) continue;
-    const other = names.get(name);
-    if (other) {
-      errors.add(definedTwice(name, other, source, parsed[i]!));
-      continue;
-    }
-    names.set(name, source.relative);
+  for (const { name, index, entrypoints } of selected.policies) {
     try {
-      policies.push(await compilePolicy(name, parsed[i]!, tree.modules, parsed));
+      policies.push(await compilePolicy(name, tree.modules[index]!, parsed[index]!, tree.modules, parsed, entrypoints));
     } catch (err) {
       errors.add(err);
     }
@@ -201,7 +198,7 @@ async function compileWhatCompiles(tree: SourceTree): Promise<{ policies: Compil
       }
       const sources = tree.modules.filter((s) => !broken.has(s.relative));
       try {
-        policies.push(await compilePolicy(name, module, sources, sources.map((s) => parsed.get(s.relative)!)));
+        policies.push(await compilePolicy(name, source, module, sources, sources.map((s) => parsed.get(s.relative)!)));
         break;
       } catch (err) {
         const errors = compileErrorsOrThrow(err);
@@ -249,16 +246,26 @@ function namesBrokenPackage(source: RegoSource, module: Module, tree: SourceTree
   return undefined;
 }
 
-/** Parses and compiles everything in memory (see BuildOptions.leaveOutFailing). */
-async function compileTree(sourceDir: string, outDir: string, leaveOutFailing: boolean): Promise<BuildOutput> {
-  const tree = await readSourceTree(sourceDir, outDir);
-  const { policies, failed } = leaveOutFailing ? await compileWhatCompiles(tree) : { policies: await compileAll(tree), failed: [] };
+/** Why `sources` make no policy, when they make none without entrypoints picked. */
+function noPolicyIn(tree: SourceTree, sources: string[]): string | undefined {
+  if (tree.bundles.length > 0 || tree.modules.some((s) => policyNameOf(s.relative))) return undefined;
+  const where = `no policy found in ${sources.join(', ')}`;
+  if (tree.modules.length === 0) return `${where}: no Rego module (.rego, tests aside) or bundle (.tar.gz) there`;
+  const found = tree.modules.map((s) => s.relative);
+  const listed = found.length > 5 ? `${found.slice(0, 5).join(', ')}, …` : found.join(', ');
+  return `${where}: a policy is a file named <name>-v<N>.rego (authz-v1.rego), and the ${found.length} module${found.length === 1 ? '' : 's'} found (${listed}) ${found.length === 1 ? 'is a library' : 'are libraries'}; rename the policy's file, or pick its entrypoints with -e <package>/<rule>`;
+}
 
-  const names = new Map<string, string>();
-  for (const source of tree.modules) {
-    const name = policyNameOf(source.relative);
-    if (name && !names.has(name)) names.set(name, source.relative);
-  }
+/** Parses and compiles everything in memory (see BuildOptions). */
+async function compileTree(sources: string[], outDir: string, opts: BuildOptions): Promise<BuildOutput> {
+  const tree = await readSources(sources, outDir);
+  const missing = opts.requirePolicy && !opts.entrypoints ? noPolicyIn(tree, sources) : undefined;
+  if (missing) throw new Error(missing);
+  const { policies, failed } = opts.leaveOutFailing
+    ? await compileWhatCompiles(tree)
+    : { policies: await compileAll(tree, opts.entrypoints), failed: [] };
+
+  const names = new Map<string, string>([...policies.map((p) => [p.name, p.file] as const), ...failed.map((f) => [f.policy, f.file] as const)]);
   for (const bundle of tree.bundles) {
     const name = path.basename(bundle, '.tar.gz');
     if (names.has(name)) throw new Error(`${bundle}: bundle '${name}' has the name of the policy in ${names.get(name)}`);
@@ -318,11 +325,12 @@ async function swapIntoPlace(staged: string, outDir: string, scratch: string): P
 }
 
 /**
- * Compiles every policy of `sourceDir` into `outDir` (see the module comment). Throws
- * CompileErrors when any source does not compile, leaving `outDir` as it was.
+ * Compiles every policy of `sources` (a directory, or directories and files) into `outDir` (see
+ * the module comment). Throws CompileErrors when any source does not compile, leaving `outDir`
+ * as it was.
  */
-export async function buildPolicies(sourceDir: string, outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
-  const output = await compileTree(sourceDir, outDir, opts.leaveOutFailing ?? false);
+export async function buildPolicies(sources: string | string[], outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
+  const output = await compileTree(typeof sources === 'string' ? [sources] : sources, outDir, opts);
   const manifest: Manifest = {
     version: MANIFEST_VERSION,
     policies: Object.fromEntries(output.policies.map((p) => [p.name, p.manifest])),

@@ -1,14 +1,15 @@
 /**
- * What a policy source directory holds: Rego modules (policies and libraries), Rego tests, OPA
- * bundles dropped in beside them, and the base data document.
+ * What the policy sources named on a command line (or a server's policy directory) hold: Rego
+ * modules (policies and libraries), Rego tests, OPA bundles dropped in beside them, and the base
+ * data document. Directories are read recursively; files are taken whatever their name.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SourceFile } from './index.ts';
 
-/** A Rego source with its path relative to the source directory. */
+/** A Rego source with its path relative to the sources' base directory (see `readSources`). */
 export interface RegoSource extends SourceFile {
-  /** Relative to the source directory, with `/` separators. */
+  /** Relative to the base directory, with `/` separators. */
   relative: string;
 }
 
@@ -17,13 +18,14 @@ export interface SourceTree {
   modules: RegoSource[];
   /** Every `*_test.rego` file, in path order. */
   tests: RegoSource[];
-  /** `*.tar.gz` bundles (absolute paths), in path order. */
+  /** `*.tar.gz` bundles, in path order. */
   bundles: string[];
-  /** `data.json` at the top of the directory, when there is one. */
+  /** The base data document: `data.json` at the top of a directory, or a `.json` file named. */
   dataFile?: string;
 }
 
 const TEST_SUFFIX = '_test.rego';
+const DATA_FILE = 'data.json';
 
 /** Whether a Rego file is a test module (`opa test` convention). */
 export function isTestFile(file: string): boolean {
@@ -43,26 +45,88 @@ async function listFiles(root: string, relative = ''): Promise<string[]> {
   return files;
 }
 
-/**
- * Reads the source directory `dir` recursively. `exclude`, when inside `dir`, is skipped (a build
- * directory placed among the sources must not feed the next build).
- */
-export async function readSourceTree(dir: string, exclude?: string): Promise<SourceTree> {
+/** The deepest directory holding every one of `dirs` (absolute paths). */
+function commonDirectory(dirs: string[]): string {
+  return dirs.reduce((common, dir) => {
+    while (path.relative(common, dir).startsWith('..')) common = path.dirname(common);
+    return common;
+  });
+}
+
+/** A file of the sources: where it is read from, and what kind of source it is. */
+interface FoundFile {
+  path: string;
+  kind: 'rego' | 'bundle' | 'data';
+}
+
+/** The sources inside `dir`, `exclude` (when inside it) left out. */
+async function filesOfDirectory(dir: string, exclude?: string): Promise<FoundFile[]> {
   const excluded = exclude ? path.relative(dir, exclude).split(path.sep).join('/') : undefined;
-  const files = (await listFiles(dir))
-    .filter((f) => !excluded || excluded.startsWith('..') || (f !== excluded && !f.startsWith(`${excluded}/`)))
-    .sort();
-  const tree: SourceTree = { modules: [], tests: [], bundles: [] };
-  for (const relative of files) {
+  const found: FoundFile[] = [];
+  for (const relative of await listFiles(dir)) {
+    if (excluded && !excluded.startsWith('..') && (relative === excluded || relative.startsWith(`${excluded}/`))) continue;
     const full = path.join(dir, relative);
-    if (relative.endsWith('.rego')) {
-      const source: RegoSource = { path: full, relative, text: await readFile(full, 'utf8') };
-      (isTestFile(relative) ? tree.tests : tree.modules).push(source);
-    } else if (relative.endsWith('.tar.gz')) {
-      tree.bundles.push(full);
-    } else if (relative === 'data.json') {
-      tree.dataFile = full;
+    if (relative.endsWith('.rego')) found.push({ path: full, kind: 'rego' });
+    else if (relative.endsWith('.tar.gz')) found.push({ path: full, kind: 'bundle' });
+    else if (relative === DATA_FILE) found.push({ path: full, kind: 'data' });
+  }
+  return found;
+}
+
+function kindOfNamedFile(file: string): FoundFile['kind'] {
+  if (file.endsWith('.rego')) return 'rego';
+  if (file.endsWith('.tar.gz')) return 'bundle';
+  if (file.endsWith('.json')) return 'data';
+  throw new Error(`${file}: not a Rego module (.rego), a data document (.json) or a bundle (.tar.gz)`);
+}
+
+/**
+ * Reads the sources `paths` name: each directory recursively (its `.rego` files, its `*.tar.gz`
+ * bundles, and `data.json` at its top), each file by its extension whatever its name. Relative
+ * paths are taken from the deepest directory holding them all (the directory itself when only
+ * one is named). `exclude`, when inside a directory, is skipped: a build directory placed among
+ * the sources must not feed the next build. Throws when a path does not exist, a file is of no
+ * known kind, or two data documents are found.
+ */
+export async function readSources(paths: string[], exclude?: string): Promise<SourceTree> {
+  const found: FoundFile[] = [];
+  const bases: string[] = [];
+  for (const p of paths) {
+    const stats = await stat(p).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new Error(`${p}: no such file or directory`) : err;
+    });
+    if (stats.isDirectory()) {
+      found.push(...(await filesOfDirectory(p, exclude)));
+      bases.push(path.resolve(p));
+    } else {
+      found.push({ path: p, kind: kindOfNamedFile(p) });
+      bases.push(path.dirname(path.resolve(p)));
+    }
+  }
+  const base = commonDirectory(bases);
+  const relativeOf = (file: string): string => path.relative(base, path.resolve(file)).split(path.sep).join('/');
+  // A file named and also inside a directory named is read once.
+  const byRelative = new Map(found.map((f) => [relativeOf(f.path), f]));
+  const files = [...byRelative]
+    .map(([relative, f]) => ({ ...f, relative }))
+    .sort((a, b) => (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0));
+
+  const tree: SourceTree = { modules: [], tests: [], bundles: [] };
+  for (const file of files) {
+    if (file.kind === 'rego') {
+      const source: RegoSource = { path: file.path, relative: file.relative, text: await readFile(file.path, 'utf8') };
+      (isTestFile(file.relative) ? tree.tests : tree.modules).push(source);
+    } else if (file.kind === 'bundle') {
+      tree.bundles.push(file.path);
+    } else {
+      if (tree.dataFile) throw new Error(`two data documents: ${tree.dataFile} and ${file.path}; a build takes one`);
+      tree.dataFile = file.path;
     }
   }
   return tree;
+}
+
+/** The sources of one directory (see `readSources`). */
+export function readSourceTree(dir: string, exclude?: string): Promise<SourceTree> {
+  return readSources([dir], exclude);
 }
