@@ -45,36 +45,73 @@ function formatKiB(bytes: number): string {
 }
 
 async function build(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { out: { type: 'string' }, ir: { type: 'boolean' } }, { min: 1, max: 1 });
+  const { values, positionals } = parse(
+    args,
+    { out: { type: 'string' }, ir: { type: 'boolean' }, entrypoint: { type: 'string', short: 'e', multiple: true } },
+    { min: 1, max: Infinity },
+  );
   if (typeof values.out !== 'string') throw new UsageError('--out <outdir> is required');
-  const [sourceDir] = positionals as [string];
   const { buildPolicies } = await import('../../policies/compiler/build.ts');
-  const result = await buildPolicies(sourceDir, values.out, { ir: values.ir === true });
+  const result = await buildPolicies(positionals, values.out, {
+    ir: values.ir === true,
+    requirePolicy: true,
+    ...(values.entrypoint ? { entrypoints: values.entrypoint } : {}),
+  });
   const names = Object.keys(result.policies).sort();
   const width = Math.max(0, ...names.map((n) => n.length));
   for (const name of names) {
     const stats = result.compiled[name]!;
     const entrypoints = result.policies[name]!.entrypoints.length;
     console.log(
-      `${name.padEnd(width)}  ${stats.compileMs.toFixed(1).padStart(8)} ms  ${formatKiB(stats.moduleBytes).padStart(10)}  ${entrypoints} entrypoints`,
+      `${name.padEnd(width)}  ${stats.compileMs.toFixed(1).padStart(8)} ms  ${formatKiB(stats.moduleBytes).padStart(10)}  ${entrypoints} entrypoint${entrypoints === 1 ? '' : 's'}`,
     );
   }
   console.log(`built ${names.length} ${names.length === 1 ? 'policy' : 'policies'} into ${path.resolve(values.out)}`);
   return 0;
 }
 
+const EXPLAIN = ['fails', 'full', 'notes'] as const;
+
 async function test(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { verbose: { type: 'boolean', short: 'v' }, run: { type: 'string', short: 'r' } }, { min: 1, max: 1 });
+  const { values, positionals } = parse(
+    args,
+    {
+      verbose: { type: 'boolean', short: 'v' },
+      run: { type: 'string', short: 'r' },
+      explain: { type: 'string' },
+      coverage: { type: 'boolean', short: 'c' },
+      threshold: { type: 'string' },
+    },
+    { min: 1, max: Infinity },
+  );
   let run: RegExp | undefined;
   try {
     run = values.run === undefined ? undefined : new RegExp(values.run);
   } catch (err) {
     throw new UsageError(`-r: ${(err as Error).message}`);
   }
+  const explain = values.explain as (typeof EXPLAIN)[number] | undefined;
+  if (explain !== undefined && !EXPLAIN.includes(explain)) throw new UsageError(`--explain is ${EXPLAIN.join(', ')}, not '${values.explain}'`);
+  const threshold = values.threshold === undefined ? undefined : Number(values.threshold);
+  if (threshold !== undefined && !(threshold >= 0 && threshold <= 100)) throw new UsageError(`--threshold is a percentage, not '${values.threshold}'`);
+  if (threshold !== undefined && !values.coverage) throw new UsageError('--threshold needs --coverage');
+
   const { runPolicyTests, formatTestReport } = await import('../../policies/compiler/test-runner.ts');
-  const report = await runPolicyTests(positionals[0]!, run ? { run } : {});
-  console.log(formatTestReport(report, values.verbose === true));
-  return report.failed + report.errored > 0 ? 1 : 0;
+  const report = await runPolicyTests(positionals, { ...(run ? { run } : {}), coverage: values.coverage === true });
+  const failed = report.failed + report.errored > 0;
+  if (!report.coverage) {
+    console.log(formatTestReport(report, values.verbose === true, explain));
+    return failed ? 1 : 0;
+  }
+  // As opa test --coverage: the report is the output; what failed goes to stderr.
+  if (failed || values.verbose) console.error(formatTestReport(report, values.verbose === true, explain));
+  console.log(JSON.stringify(report.coverage, null, 2));
+  if (failed) return 1;
+  if (threshold !== undefined && report.coverage.coverage < threshold) {
+    console.error(`Code coverage threshold not met: got ${report.coverage.coverage.toFixed(2)} instead of ${threshold.toFixed(2)}`);
+    return 2;
+  }
+  return 0;
 }
 
 /** What `-d` names: directories (their modules, tests and top-level data.json), `.rego` and `.json` files. */
@@ -168,16 +205,38 @@ async function runtime(args: string[]): Promise<number> {
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
   build: {
-    usage: `build <dir> --out <outdir> [--ir]
-    Compile every <name>-v<N>.rego of <dir> into <outdir>, with the directory's other modules
-    as libraries. --ir also writes each policy's plan as <name>.ir.txt.`,
+    usage: `build <dir|file>… --out <outdir> [-e <entrypoint>]… [--ir]
+    Compile the Rego of the directories (read recursively) and files named into <outdir>, one
+    Wasm module per policy, every other module a library they can import; bundles (.tar.gz) and
+    a data document (data.json at a directory's top, or a .json file named) are copied beside.
+    Without -e, every file named <name>-v<N>.rego is the policy <name>-v<N>, its entrypoints the
+    package document (entrypoint 0, what a decision evaluates) and each rule of its package.
+    -e picks entrypoints as opa build -e does (pkg/rule or data.pkg.rule, repeatable): only the
+    policies holding them are built, each with the entrypoints under its package in the order
+    given; the module whose package holds an entrypoint names the policy by its file, whatever
+    the name (authz.rego: authz). Finding no policy is an error (exit 1), as is any compile
+    error, all of them reported. --ir also writes each policy's plan as <name>.ir.txt.`,
     run: build,
   },
   test: {
-    usage: `test <dir> [-r <regex>] [--verbose]
-    Run the test_* rules of <dir>'s *_test.rego files, like opa test.
+    usage: `test <dir|file>… [-r <regex>] [--verbose] [--explain fails|full|notes] [--coverage [--threshold <pct>]]
+    Run the test_* rules of the *_test.rego files, with the other modules and data.json of the
+    directories and files named, like opa test. A failing test is shown with the expression of
+    its body where it failed and what that got (got and expected for a == with a constant side,
+    each side of other comparisons, the value of a condition; undefined when it had none).
     -r runs only the tests whose name (data.<package>.<rule>) the regex finds;
-    --verbose (-v) lists passing tests too.`,
+    --verbose (-v) lists passing tests too;
+    --explain fails also prints, under a failing test, every expression that failed while it ran
+    (Fail file:line expression, with its values), in order; full prints every expression
+    evaluated (Eval when it held, Fail when not) and every rule that produced a value (Exit);
+    notes would print trace() notes, but Gatehouse's Rego has no trace(), so it adds nothing.
+    --coverage (-c) prints, instead of the test report, the line coverage as opa test --coverage
+    does (JSON: per file the covered and not_covered line ranges and a percentage, and the
+    overall percentage): a line is covered when an expression starting on it was evaluated, or
+    a rule whose head is on it produced a value, during the tests. Failures go to stderr (exit
+    1); --threshold <pct> exits 2 when the overall coverage is below it.
+    Tests run on modules built as for serving; to trace failures and measure coverage, the
+    tests run on a build that reports each expression it evaluates to the test runner.`,
     run: test,
   },
   eval: {
