@@ -32,8 +32,11 @@ export interface PolicyEvaluator {
    * so the policy evaluates exactly what the audit entry describes, serialised once.
    */
   evaluateJson(name: string, inputJson: string): PolicyEvaluation;
-  /** Tells `listener` whether each reload (of an engine that reloads) succeeded. */
-  onReload?(listener: (outcome: { ok: boolean }) => void): void;
+  /**
+   * Tells `listener` whether each reload (of an engine that reloads) succeeded, until the
+   * returned function is called (the engine may outlive the server listening).
+   */
+  onReload?(listener: (outcome: { ok: boolean }) => void): () => void;
 }
 
 export interface Verdict {

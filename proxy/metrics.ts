@@ -179,14 +179,16 @@ export interface Instrumented {
 /**
  * Connects the metrics to the services they describe. Decisions are counted once their write is
  * committed (one closure and one map update per decision written); webhook attempts and reloads
- * as they are recorded; the audit gauges are read from the store when scraped.
+ * as they are recorded; the audit gauges are read from the store when scraped. Returns how to stop
+ * listening to the policy engine.
  */
-export function instrument(metrics: Metrics, { store, evaluator, workflow, webhooks, audit }: Instrumented): void {
+export function instrument(metrics: Metrics, { store, evaluator, workflow, webhooks, audit }: Instrumented): () => void {
   workflow.use({ written: (record) => store.afterCommit(() => metrics.countDecision(record.status, record.gate)) });
   webhooks.dispatcher.onAttempt((ok, status) => {
     metrics.webhookAttempts.inc({ result: ok ? 'ok' : 'error' });
     if (status !== 'pending') metrics.webhookDeliveries.inc({ status });
   });
-  evaluator.onReload?.(({ ok }) => metrics.policyReloads.inc({ result: ok ? 'ok' : 'error' }));
+  const stop = evaluator.onReload?.(({ ok }) => metrics.policyReloads.inc({ result: ok ? 'ok' : 'error' }));
   metrics.readAuditChain(store, audit);
+  return stop ?? (() => {});
 }

@@ -317,7 +317,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     void services.unauthenticated.flush().catch(logThrottleFailure);
   }, 60_000);
   purge.unref();
-  services.webhooks.start();
+  services.webhooks.start(replica?.deliveries ?? null);
   checkpoints.start();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
@@ -349,6 +349,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.memory.close();
       await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
+      services.detach();
       await replica?.stopReading();
       await store.close();
       await replica?.disconnect();

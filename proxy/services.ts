@@ -31,6 +31,8 @@ import { instrument, Metrics } from './metrics.ts';
 export interface Services {
   store: Store;
   evaluator: PolicyEvaluator;
+  /** Stops listening to the policy engine, which may outlive the server (call on close). */
+  detach(): void;
   keys: KeyRegistry;
   /** Console sessions: API keys exchanged for HttpOnly cookies (docs/console.md). */
   sessions: Sessions;
@@ -113,12 +115,13 @@ export function buildServices(options: ServiceOptions): Services {
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);
-  instrument(metrics, { store, evaluator, workflow, webhooks, audit });
+  const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit });
   const replay = new ReplayGuard(store);
   const signingKeys = new SigningKeyRegistry(store);
   return {
     store,
     evaluator,
+    detach,
     keys,
     sessions: new Sessions(store, keys),
     audit,

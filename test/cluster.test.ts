@@ -9,6 +9,7 @@ import { call, issueKey, startTestServer, type TestServer } from './helpers/gate
 import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { openStream } from './helpers/stream-client.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
 
 // Cluster mode (docs/cluster.md) on a real three-server NATS JetStream cluster: two Gatehouse
 // instances, each with its own LMDB copy, share one state. Each test has a namespace of its
@@ -20,7 +21,7 @@ t.teardown(() => engine.close());
 const nats: NatsCluster = await startNatsCluster({ size: 3 });
 t.teardown(() => nats.stop());
 
-const ALL = ['decisions:read', 'decisions:write', 'decisions:approve', 'decisions:execute', 'stream:subscribe'];
+const ALL = ['decisions:read', 'decisions:write', 'decisions:approve', 'decisions:execute', 'stream:subscribe', 'webhooks:manage'];
 const BIN = new URL('../bin/gatehouse.js', import.meta.url).pathname;
 
 /** Two instances of one cluster, with the same bootstrap admin key. */
@@ -181,4 +182,38 @@ t.test('an instance started later, or from an empty directory, rebuilds its copy
   const c = await start('c', nats.urls);
   for (const id of ids) t.equal((await call(c.url, 'GET', `/v1/decisions/${id}`, { key: creator.key })).status, 200, `${id} on the new instance`);
   t.same(c.server.services.audit.tail(), a.server.services.audit.tail(), 'the same chain');
+});
+
+t.test('webhooks: every event of every instance is delivered once, by one instance, retried by any', async (t) => {
+  // The receiver fails every third request once: those deliveries are retried after a backoff.
+  const failed = new Set<string>();
+  const receiver = await startReceiver(t, (_n, body) => {
+    const id = JSON.parse(body).data?.id as string;
+    if (id && id.endsWith('0') && !failed.has(id)) {
+      failed.add(id);
+      return 503;
+    }
+    return 200;
+  });
+  const { a, b, creator } = await pair(t, { webhooks: { allow: ['127.0.0.1'], retryScheduleMs: [200, 200, 200], attemptTimeoutMs: 2000, disableAfterFailures: 20, rotationGraceMs: 1000, pollMs: 1000 } });
+  const endpoint = await call(a.url, 'POST', '/v1/webhooks/config', { key: creator.key, body: { url: receiver.url, events: ['decision.created'] } });
+  t.equal(endpoint.status, 201, endpoint.text);
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const [x, y] = await Promise.all([create(a, creator.key, gate(82)), create(b, creator.key, gate(10))]);
+    ids.push(x.json.id, y.json.id);
+  }
+  const delivered = (received: typeof receiver.received) => new Set(received.filter((r) => r.status === 200).map((r) => JSON.parse(r.body).data.id));
+  await receiver.waitFor((received) => ids.every((id) => delivered(received).has(id)), 30_000);
+  // Anything sent twice would arrive within a moment of the first.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const successes = receiver.received.filter((r) => r.status === 200);
+  t.equal(successes.length, ids.length, 'each event delivered successfully exactly once');
+  const byMessage = new Map<string, number>();
+  for (const r of receiver.received) byMessage.set(String(r.headers['webhook-id']), (byMessage.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+  t.ok([...byMessage.values()].every((n) => n <= 2), 'no message attempted more often than its one failure and one retry');
+  t.equal(receiver.received.length, ids.length + failed.size, 'failed attempts were retried once each, nothing else');
+  const order = successes.map((r) => JSON.parse(r.body).data.id as string);
+  const positions = ids.map((id) => order.indexOf(id));
+  t.ok(positions.every((p) => p >= 0), 'all delivered');
 });

@@ -52,9 +52,10 @@ export class ClusterLink {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly nodeId: string,
-    /** The commit stream's name and its one subject. */
+    /** The commit stream's name, and its subjects: commits that queue webhook deliveries, and the others. */
     readonly stream: string,
-    readonly subject: string,
+    readonly subjects: { writes: string; deliveries: string },
+    readonly namespace: string,
     readonly inFlight: KV,
   ) {}
 
@@ -83,17 +84,17 @@ export class ClusterLink {
       const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
       const replicas = options.replicas ?? (nc.info?.cluster ? 3 : 1);
       const stream = `${namespace.toUpperCase()}_COMMITS`;
-      const subject = `${namespace}.commits`;
+      const subjects = { writes: `${namespace}.commits.writes`, deliveries: `${namespace}.commits.deliveries` };
       if (!create) {
         await jsm.streams.info(stream).catch((error: unknown) => {
           if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) throw new ClusterJoinError(`no stream ${stream} on this NATS cluster (wrong namespace?)`);
           throw error;
         });
-        return new ClusterLink(nc, js, jsm, nodeId, stream, subject, await new Kvm(nc).open(`${namespace}_idempotency_in_flight`));
+        return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, await new Kvm(nc).open(`${namespace}_idempotency_in_flight`));
       }
       await ensureStream(jsm, {
         name: stream,
-        subjects: [subject],
+        subjects: [`${namespace}.commits.>`],
         num_replicas: replicas,
         storage: StorageType.File,
         retention: RetentionPolicy.Limits,
@@ -102,7 +103,7 @@ export class ClusterLink {
         max_msg_size: MAX_COMMIT_BYTES,
       });
       const inFlight = await new Kvm(nc).create(`${namespace}_idempotency_in_flight`, { replicas, ttl: IN_FLIGHT_TTL_MS, history: 1 });
-      return new ClusterLink(nc, js, jsm, nodeId, stream, subject, inFlight);
+      return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, inFlight);
     } catch (error) {
       await nc.close().catch(() => {});
       throw error;

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@nats-io/jetstream';
 import { log } from '../log.ts';
+import { QUEUE_DATABASE } from '../webhooks/deliveries.ts';
 import { CommitConflict, type CommitReplication, type Store } from '../store.ts';
 import { PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
 import { ClusterClaims } from './shared-claims.ts';
+import { ClusterDeliveries } from './webhook-work.ts';
 import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
 
 /** How long a commit keeps being offered to a cluster that does not answer (a leader election takes a few seconds). */
@@ -26,12 +28,15 @@ export class Replica implements CommitReplication {
   private published = 0;
   /** Idempotency-Keys in flight across the cluster. */
   readonly claims: ClusterClaims;
+  /** Webhook deliveries shared out among the instances. */
+  readonly deliveries: ClusterDeliveries;
 
   private constructor(
     private readonly store: Store,
     private readonly link: ClusterLink,
   ) {
     this.claims = new ClusterClaims(link, this);
+    this.deliveries = new ClusterDeliveries(link, this);
   }
 
   /**
@@ -53,13 +58,15 @@ export class Replica implements CommitReplication {
 
   async publish(ops: WriteOp[], base: number): Promise<number> {
     const data = encodeCommit({ node: this.link.nodeId, ops });
+    const queues = ops.some((op) => op[0] === QUEUE_DATABASE && op.length === 3);
+    const subject = queues ? this.link.subjects.deliveries : this.link.subjects.writes;
     // Offered again after a timeout under the same id, the stream keeps one copy: a commit
     // whose acknowledgement was lost is not written twice.
     const msgID = `${this.link.nodeId}:${Date.now().toString(36)}:${++this.published}`;
     const deadline = Date.now() + PUBLISH_DEADLINE_MS;
     for (;;) {
       try {
-        const ack = await this.link.js.publish(this.link.subject, data, { msgID, expect: { lastSequence: base }, timeout: PUBLISH_TIMEOUT_MS });
+        const ack = await this.link.js.publish(subject, data, { msgID, expect: { lastSequence: base }, timeout: PUBLISH_TIMEOUT_MS });
         return ack.seq;
       } catch (error) {
         if (error instanceof JetStreamApiError && (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)) {
@@ -88,7 +95,8 @@ export class Replica implements CommitReplication {
     await this.link.close();
   }
 
-  private waitApplied(seq: number, timeoutMs: number): Promise<void> {
+  /** Resolves once this instance has applied commit `seq`; rejects after `timeoutMs`. */
+  waitApplied(seq: number, timeoutMs: number): Promise<void> {
     if (this.store.applied >= seq) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -112,7 +120,12 @@ export class Replica implements CommitReplication {
       while (!this.stopped) {
         try {
           this.messages = await this.link.commitsFrom(this.store.applied + 1);
-          if (this.stopped) await this.messages.close();
+          // Stopped while it was being opened: closed, and not read, it has nothing to wait for (its
+          // `close` resolves once a reader has seen the end).
+          if (this.stopped) {
+            void this.messages.close();
+            break;
+          }
           for await (const message of this.messages) {
             if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, decodeCommit(message.data).ops);
             this.wake();

@@ -61,13 +61,16 @@ export function newDelivery(draft: DeliveryDraft, now = Date.now()): Delivery {
   return Object.assign({}, draft, { id: sortableId('dlv_'), replayOf: draft.replayOf ?? null, status: 'pending' as const, attempts: [], nextAttemptAt: at, createdAt: at });
 }
 
+/** The database of pending deliveries: a commit that writes to it queues work (core/cluster/webhook-work.ts). */
+export const QUEUE_DATABASE = 'webhook-queue';
+
 export class DeliveryStore {
   private readonly deliveries: Database<Delivery, Key>;
   private readonly queue: Database<true, Key>;
 
   constructor(store: Store) {
     this.deliveries = store.database<Delivery, Key>('webhook-deliveries');
-    this.queue = store.database<true, Key>('webhook-queue');
+    this.queue = store.database<true, Key>(QUEUE_DATABASE);
   }
 
   /** Queues a delivery behind the endpoint's others; call inside `store.commit`. */
@@ -101,6 +104,11 @@ export class DeliveryStore {
     }
   }
 
+  /** The delivery, if it is stored. */
+  find(endpointId: string, id: string): Delivery | undefined {
+    return this.deliveries.get([endpointId, id]);
+  }
+
   get(endpointId: string, id: string): Delivery {
     const delivery = this.deliveries.get([endpointId, id]);
     if (!delivery) throw new GatehouseError('not_found', `no delivery ${id} for webhook endpoint ${endpointId}`);
@@ -121,7 +129,11 @@ export class DeliveryStore {
   /** Makes the endpoint's next delivery due now (it was waiting out a backoff); call inside `store.commit`. */
   retryNowInTransaction(endpointId: string, now = Date.now()): void {
     const head = this.head(endpointId);
-    if (head) this.deliveries.put([endpointId, head.id], Object.assign({}, head, { nextAttemptAt: new Date(now).toISOString() }));
+    if (!head) return;
+    this.deliveries.put([endpointId, head.id], Object.assign({}, head, { nextAttemptAt: new Date(now).toISOString() }));
+    // Queued again: in cluster mode a commit that queues a delivery hands it to an instance now
+    // (core/cluster/webhook-work.ts), rather than when its backoff would have ended.
+    this.queue.put([endpointId, head.id], true);
   }
 
   /** Forgets an endpoint's deliveries, pending or not; call inside `store.commit`. */

@@ -24,6 +24,16 @@ export interface DispatcherOptions {
   pollMs: number;
 }
 
+/** What `step` did: nothing left, a wait before the next attempt, or an attempt made and recorded. */
+export type StepOutcome = { kind: 'idle' } | { kind: 'wait'; ms: number } | { kind: 'attempted' };
+
+const IDLE: StepOutcome = { kind: 'idle' };
+const ATTEMPTED: StepOutcome = { kind: 'attempted' };
+/** A delivery behind an older pending one looks again this much later. */
+const AHEAD_WAIT_MS = 1000;
+/** A single delivery of a disabled endpoint looks again this much later (it may be enabled again). */
+const DISABLED_WAIT_MS = 60_000;
+
 export class Dispatcher {
   private readonly active = new Map<string, Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -81,25 +91,43 @@ export class Dispatcher {
   /** Delivers an endpoint's queue in order until it is empty, waiting, or the endpoint is off. */
   private async drive(endpointId: string): Promise<void> {
     while (!this.stopped) {
-      const endpoint = this.endpoints.get(endpointId);
-      if (!endpoint?.enabled) return;
-      const delivery = this.deliveries.head(endpointId);
-      if (!delivery) return;
-      const wait = Date.parse(delivery.nextAttemptAt ?? '') - Date.now();
-      if (wait > 0) {
+      const outcome = await this.step(endpointId);
+      if (outcome.kind === 'idle') return;
+      if (outcome.kind === 'wait') {
         this.timers.set(
           endpointId,
           setTimeout(() => {
             this.timers.delete(endpointId);
             this.wake();
-          }, wait),
+          }, outcome.ms),
         );
         return;
       }
-      const headers = signedHeaders(delivery.messageId, new Date(), delivery.payload, signingSecrets(endpoint));
-      const result = await this.sender.send(endpoint.url, headers, delivery.payload);
-      await this.record(endpointId, delivery.id, result);
     }
+  }
+
+  /**
+   * One attempt at the endpoint's oldest pending delivery if it is due, recorded before this
+   * resolves; otherwise how long to wait, or `idle` when nothing is left to do. With `deliveryId`,
+   * only that delivery is attempted, and only once it is the oldest (cluster mode hands out
+   * single deliveries: core/cluster/webhook-work.ts). `working` is called before the attempt.
+   */
+  async step(endpointId: string, deliveryId?: string, working?: () => void): Promise<StepOutcome> {
+    const endpoint = this.endpoints.get(endpointId);
+    if (!endpoint) return IDLE;
+    const delivery = this.deliveries.head(endpointId);
+    if (!delivery || (deliveryId !== undefined && delivery.id !== deliveryId)) {
+      const mine = deliveryId === undefined ? undefined : this.deliveries.find(endpointId, deliveryId);
+      return mine?.status === 'pending' ? { kind: 'wait', ms: AHEAD_WAIT_MS } : IDLE;
+    }
+    if (!endpoint.enabled) return deliveryId === undefined ? IDLE : { kind: 'wait', ms: DISABLED_WAIT_MS };
+    const wait = Date.parse(delivery.nextAttemptAt ?? '') - Date.now();
+    if (wait > 0) return { kind: 'wait', ms: wait };
+    working?.();
+    const headers = signedHeaders(delivery.messageId, new Date(), delivery.payload, signingSecrets(endpoint));
+    const result = await this.sender.send(endpoint.url, headers, delivery.payload);
+    await this.record(endpointId, delivery.id, result);
+    return ATTEMPTED;
   }
 
   /** Commits one attempt and its consequences. */

@@ -37,6 +37,14 @@ export const WEBHOOK_DEFAULTS: WebhookOptions = {
   pollMs: 1_000,
 };
 
+/** Cluster mode's share-out of deliveries among instances (core/cluster/webhook-work.ts). */
+export interface SharedDeliveries {
+  /** `attemptTimeoutMs`: one attempt's bound, after which an instance that shows no progress has died. */
+  start(dispatcher: Dispatcher, attemptTimeoutMs: number): void;
+  /** Stops taking work; resolves once what this instance took is recorded or handed back. */
+  stop(): Promise<void>;
+}
+
 export class Webhooks {
   readonly endpoints: EndpointStore;
   readonly deliveries: DeliveryStore;
@@ -44,6 +52,7 @@ export class Webhooks {
   readonly guard: AddressGuard;
   readonly dispatcher: Dispatcher;
   private stopped = false;
+  private shared: SharedDeliveries | null = null;
 
   constructor(
     store: Store,
@@ -59,14 +68,21 @@ export class Webhooks {
     events.onCommitted(() => this.kick());
   }
 
-  /** Resumes pending deliveries (those left by a previous run included). */
-  start(): void {
-    this.dispatcher.start(() => this.kick());
+  /**
+   * Resumes pending deliveries (those left by a previous run included). With `shared`, in
+   * cluster mode, the instances share them out instead: each delivery is attempted by the one
+   * instance `shared` hands it to, and this dispatcher only makes the attempts.
+   */
+  start(shared: SharedDeliveries | null = null): void {
+    this.shared = shared;
+    if (shared) shared.start(this.dispatcher, this.options.attemptTimeoutMs);
+    else this.dispatcher.start(() => this.kick());
   }
 
   /** Stops polling and starting attempts; resolves once what is in flight is recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.shared?.stop();
     await this.dispatcher.stop();
     await this.fanOut.settled();
   }
@@ -81,9 +97,12 @@ export class Webhooks {
     // Every committed call kicks; with no endpoint there is nothing to fan out or deliver, and
     // the first endpoint's own commit kicks again.
     if (this.stopped || this.endpoints.isEmpty()) return;
-    this.dispatcher.wake();
+    const wake = () => {
+      if (!this.shared) this.dispatcher.wake();
+    };
+    wake();
     void this.fanOut.run().then(
-      () => this.dispatcher.wake(),
+      wake,
       (error) => log.error({ err: error }, 'webhook fan-out failed'),
     );
   }

@@ -116,9 +116,10 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return this.registry.has(name);
   }
 
-  /** The 'reload' event as the server's metrics read it (core/policy-evaluator.ts). */
-  onReload(listener: (outcome: ReloadOutcome) => void): void {
+  /** The 'reload' event as the server's metrics read it (core/policy-evaluator.ts); returns how to stop listening. */
+  onReload(listener: (outcome: ReloadOutcome) => void): () => void {
     this.on('reload', listener);
+    return () => this.off('reload', listener);
   }
 
   /** What is loaded under `name`. Throws UnknownPolicyError. */
