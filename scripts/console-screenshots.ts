@@ -4,7 +4,7 @@
  * through the API, signs in as a reviewer in Debian's Chromium and saves the inbox (desktop and
  * phone) and a decision page into docs/console/.
  *
- *   node --import=binaryen --import=tsx scripts/console-screenshots.ts
+ *   node --import=./scripts/register-typescript.js scripts/console-screenshots.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
