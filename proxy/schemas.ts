@@ -228,7 +228,18 @@ export const Problem = Type.Object({
 export const Health = Type.Object({ status: Type.String() });
 
 export const Readiness = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], { description: '`degraded`: some policy files are not loaded.' }),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], { description: '`degraded`: some policy files are not loaded, or (in cluster mode) other instances serve other policies.' }),
   policies: Type.Array(Type.String(), { description: 'The loaded policies.' }),
   notLoaded: Type.Array(Type.Object({ file: Type.String(), reason: Type.String({ description: 'Compile errors at file:line:col, or why the module did not load.' }) })),
+  clusterDifferences: Type.Optional(
+    Type.Array(
+      Type.Object({
+        node: Type.String({ description: 'The other instance (GATEHOUSE_NODE_ID).' }),
+        missing: Type.Array(Type.String(), { description: 'Policies loaded here and not there.' }),
+        extra: Type.Array(Type.String(), { description: 'Policies loaded there and not here.' }),
+        changed: Type.Array(Type.String(), { description: 'Policies loaded in both from different modules.' }),
+      }),
+      { description: 'Cluster mode: the other instances whose loaded policies differ from this one’s (docs/cluster.md). Present only when some do; the status is then `degraded`.' },
+    ),
+  ),
 });

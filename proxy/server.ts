@@ -13,6 +13,7 @@ import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { Store } from '../core/store.ts';
 import { ClusterJoinError, ClusterLink, type ClusterOptions } from '../core/cluster/cluster-link.ts';
 import { Replica } from '../core/cluster/replica.ts';
+import { PolicyCensus } from '../core/cluster/policy-census.ts';
 import type { JwtIdentities } from '../core/jwt-identities.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
@@ -142,6 +143,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const tracing = await Tracing.fromEnv();
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
+  const census = replica ? await PolicyCensus.start(replica.link, config.policies) : null;
   let draining = false;
   let inFlight = 0;
   const services = buildServices({
@@ -160,6 +162,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     toolAllow: config.toolAllow ?? [],
     idempotencyClaims: replica?.claims ?? null,
+    policyDifferences: census ? () => census.differences() : null,
     draining: () => draining,
   });
   const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });
@@ -303,6 +306,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     stream.close();
     (app as TemplatedApp & { close(): void }).close();
     await services.memory.close();
+    await census?.stop();
     await replica?.stopReading();
     await store.close();
     await replica?.disconnect();
@@ -350,6 +354,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
       services.detach();
+      await census?.stop();
       await replica?.stopReading();
       await store.close();
       await replica?.disconnect();

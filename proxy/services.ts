@@ -4,6 +4,7 @@ import { DecisionWorkflow } from '../core/decision-workflow.ts';
 import { HeldRequests } from '../core/held-requests.ts';
 import { GovernedAgents } from '../core/agents/governed-agents.ts';
 import { IdempotencyStore, type SharedClaims } from '../core/idempotency.ts';
+import type { PolicyDifference } from '../core/cluster/policy-census.ts';
 import { KeyReview } from '../core/key-review.ts';
 import { KeyRegistry } from '../core/keys.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
@@ -33,6 +34,8 @@ export interface Services {
   evaluator: PolicyEvaluator;
   /** Stops listening to the policy engine, which may outlive the server (call on close). */
   detach(): void;
+  /** In cluster mode, how the other instances' policies differ from this one's; empty otherwise. */
+  policyDifferences(): PolicyDifference[];
   keys: KeyRegistry;
   /** Console sessions: API keys exchanged for HttpOnly cookies (docs/console.md). */
   sessions: Sessions;
@@ -97,6 +100,8 @@ export interface ServiceOptions {
   jwtIdentities?: JwtIdentities | null;
   /** Cluster mode: where Idempotency-Keys in flight are registered across instances. */
   idempotencyClaims?: SharedClaims | null;
+  /** Cluster mode: how the other instances' policies differ from this one's (readiness reports it). */
+  policyDifferences?: (() => PolicyDifference[]) | null;
   draining(): boolean;
 }
 
@@ -122,6 +127,7 @@ export function buildServices(options: ServiceOptions): Services {
     store,
     evaluator,
     detach,
+    policyDifferences: options.policyDifferences ?? (() => []),
     keys,
     sessions: new Sessions(store, keys),
     audit,

@@ -28,8 +28,8 @@ const BIN = new URL('../bin/gatehouse.js', import.meta.url).pathname;
 async function pair(t: Test, extra: Partial<ServerConfig> = {}) {
   const namespace = `t${randomBytes(4).toString('hex')}`;
   const adminKey = `gh_live_${randomBytes(24).toString('base64url')}`;
-  const start = (nodeId: string, servers: string[]) =>
-    startTestServer(t, { policies: engine, adminKey, signatures: 'off', cluster: { servers, namespace, nodeId }, ...extra });
+  const start = (nodeId: string, servers: string[], own: Partial<ServerConfig> = {}) =>
+    startTestServer(t, { policies: engine, adminKey, signatures: 'off', cluster: { servers, namespace, nodeId }, ...extra, ...own });
   const a = await start('a', nats.urls);
   const b = await start('b', nats.urls);
   const creator = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ALL, name: 'creator' });
@@ -216,4 +216,25 @@ t.test('webhooks: every event of every instance is delivered once, by one instan
   const order = successes.map((r) => JSON.parse(r.body).data.id as string);
   const positions = ids.map((id) => order.indexOf(id));
   t.ok(positions.every((p) => p >= 0), 'all delivered');
+});
+
+t.test('readiness says when another instance serves other policies', async (t) => {
+  const { b, start } = await pair(t);
+  t.equal((await call(b.url, 'GET', '/readyz')).json.status, 'ready', 'the same policies everywhere: ready');
+  const fewer = {
+    names: () => engine.names().filter((name) => name !== 'spend-approval-v1'),
+    has: (name: string) => name !== 'spend-approval-v1' && engine.has(name),
+    info: (name: string) => (name === 'decision-gate-v1' ? { name, moduleHash: 'sha256:other' } : engine.info(name)),
+    evaluateJson: (name: string, input: string) => engine.evaluateJson(name, input),
+  };
+  const c = await start('c', nats.urls, { policies: fewer });
+  const ready = await call(c.url, 'GET', '/readyz');
+  t.equal(ready.status, 200);
+  t.equal(ready.json.status, 'degraded');
+  t.same(
+    ready.json.clusterDifferences.map((d: { node: string }) => d.node).sort(),
+    ['a', 'b'],
+    'both other instances are named',
+  );
+  t.match(ready.json.clusterDifferences[0], { missing: [], extra: ['spend-approval-v1'], changed: ['decision-gate-v1'] });
 });

@@ -56,6 +56,8 @@ export class ClusterLink {
     readonly stream: string,
     readonly subjects: { writes: string; deliveries: string },
     readonly namespace: string,
+    /** Replicas of the stream and buckets. */
+    readonly replicas: number,
     readonly inFlight: KV,
   ) {}
 
@@ -90,7 +92,7 @@ export class ClusterLink {
           if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) throw new ClusterJoinError(`no stream ${stream} on this NATS cluster (wrong namespace?)`);
           throw error;
         });
-        return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, await new Kvm(nc).open(`${namespace}_idempotency_in_flight`));
+        return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, replicas, await new Kvm(nc).open(`${namespace}_idempotency_in_flight`));
       }
       await ensureStream(jsm, {
         name: stream,
@@ -103,7 +105,7 @@ export class ClusterLink {
         max_msg_size: MAX_COMMIT_BYTES,
       });
       const inFlight = await new Kvm(nc).create(`${namespace}_idempotency_in_flight`, { replicas, ttl: IN_FLIGHT_TTL_MS, history: 1 });
-      return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, inFlight);
+      return new ClusterLink(nc, js, jsm, nodeId, stream, subjects, namespace, replicas, inFlight);
     } catch (error) {
       await nc.close().catch(() => {});
       throw error;

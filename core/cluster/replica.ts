@@ -33,7 +33,7 @@ export class Replica implements CommitReplication {
 
   private constructor(
     private readonly store: Store,
-    private readonly link: ClusterLink,
+    readonly link: ClusterLink,
   ) {
     this.claims = new ClusterClaims(link, this);
     this.deliveries = new ClusterDeliveries(link, this);

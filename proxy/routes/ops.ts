@@ -24,7 +24,8 @@ const healthz: RouteDef = {
 
 /**
  * GET /readyz — policies loaded and the store open; 503 otherwise. A policy file that did not
- * compile or load is listed with why, and the answer is `degraded`: the others serve.
+ * compile or load is listed with why, and the answer is `degraded`: the others serve. So is a
+ * cluster whose other instances serve other policies (core/cluster/policy-census.ts).
  */
 const readyz: RouteDef = {
   method: 'GET',
@@ -44,7 +45,9 @@ const readyz: RouteDef = {
     if (draining()) throw new GatehouseError('not_ready', 'the server is shutting down');
     const notLoaded = [...(evaluator.loadFailures?.() ?? [])].map(([file, reason]) => ({ file, reason }));
     if (policies.length === 0) throw new GatehouseError('not_ready', 'no policies are loaded', { notLoaded });
-    return json(200, { status: notLoaded.length > 0 ? 'degraded' : 'ready', policies, notLoaded });
+    const clusterDifferences = ctx.services.policyDifferences();
+    const degraded = notLoaded.length > 0 || clusterDifferences.length > 0;
+    return json(200, { status: degraded ? 'degraded' : 'ready', policies, notLoaded, ...(clusterDifferences.length ? { clusterDifferences } : {}) });
   },
 };
 
