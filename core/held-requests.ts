@@ -1,3 +1,4 @@
+import { abandoned } from './abandoned-work.ts';
 import type { Database } from 'lmdb';
 import type { AuditDraft, AuditLog } from './audit-log.ts';
 import type { DecisionRecord } from './decision.ts';
@@ -62,6 +63,8 @@ export interface HeldRequest {
   outcome: HeldOutcome | null;
   createdAt: string;
   updatedAt: string;
+  /** In cluster mode, the instance sending it (while `pending`). */
+  sender?: string;
 }
 
 /** The gateway's side: send one held request and say what happened, with its audit entry. */
@@ -147,10 +150,13 @@ export class HeldRequests {
     return held && held.env === decision.env ? held : undefined;
   }
 
-  /** Marks requests interrupted mid-send by a stopped process as failed; returns how many. */
-  async failInterrupted(): Promise<number> {
+  /**
+   * Marks requests interrupted mid-send by a stopped process as failed; returns how many. In
+   * cluster mode only those this instance was sending, or an instance no longer alive (`alive`).
+   */
+  async failInterrupted(alive: (node: string) => boolean = () => false): Promise<number> {
     const interrupted: HeldRequest[] = [];
-    for (const { value } of this.db.getRange()) if (value.state === 'pending') interrupted.push(value);
+    for (const { value } of this.db.getRange()) if (value.state === 'pending' && abandoned(value.sender, this.store.nodeId, alive)) interrupted.push(value);
     if (interrupted.length === 0) return 0;
     const at = new Date().toISOString();
     await this.store.commit(() => {
@@ -178,7 +184,9 @@ export class HeldRequests {
     if (!held || held.state !== 'held') return;
     const updatedAt = record.updatedAt;
     if (record.status === 'executed') {
-      this.write(Object.assign({}, held, { state: 'pending', updatedAt }));
+      const pending: HeldRequest = Object.assign({}, held, { state: 'pending' as const, updatedAt });
+      if (this.store.nodeId !== null) pending.sender = this.store.nodeId;
+      this.write(pending);
       this.store.afterCommit(() => this.dispatch(held.id));
     } else if (record.status === 'rejected' || record.status === 'cancelled') {
       this.write(Object.assign({}, held, { state: 'withdrawn', updatedAt }));
@@ -208,3 +216,4 @@ export class HeldRequests {
     });
   }
 }
+

@@ -32,6 +32,8 @@ export interface CommitReplication {
    * another error when the cluster cannot take it (no quorum, unreachable).
    */
   publish(ops: WriteOp[], base: number): Promise<number>;
+  /** The largest write set one message may carry; a batch is split to fit. */
+  readonly maxBytes: number;
   /** Resolves once this store has applied every commit the cluster held when it was called. */
   catchUp(): Promise<void>;
 }
@@ -59,6 +61,26 @@ const MAX_CONFLICT_RETRIES = 50;
 interface Captured {
   replicated: WriteOp[];
   local: WriteOp[];
+}
+
+/**
+ * Why a batch the cluster did not take is refused: a definite refusal wrote nothing; a publish
+ * that was never acknowledged may have been stored (the reader then applies it), which only an
+ * idempotent retry can tell apart.
+ */
+function unavailable(error: unknown): GatehouseError {
+  const message = (error as Error).message;
+  if ((error as { name?: string }).name === 'TimeoutError' || /timeout/i.test(message)) {
+    return new GatehouseError('not_ready', `the cluster did not acknowledge the commit in time (${message}); it may have been stored: retry with the same Idempotency-Key to find out`);
+  }
+  return new GatehouseError('not_ready', `the cluster refused the commit (${message}); nothing was written`);
+}
+
+/** About how many bytes a write set takes in a message: its values, and a little per write. */
+function writtenBytes(ops: WriteOp[]): number {
+  let bytes = 0;
+  for (const op of ops) bytes += 64 + (op.length === 3 ? op[2].byteLength : 0);
+  return bytes;
 }
 
 /** Thrown to roll back the transaction a batch was worked out in. */
@@ -108,6 +130,7 @@ export class Store {
   private capture: Captured | null = null;
   private readonly writers = new Map<string, { put(key: Key, value: unknown): unknown; remove(key: Key): unknown }>();
   private appliedSeq = 0;
+  private node: string | null = null;
   /** The data directory is a cluster instance's copy: only that instance, in the cluster, may write to it. */
   private clusterCopy = false;
   private readonly replicatedListeners: Array<() => void> = [];
@@ -162,7 +185,7 @@ export class Store {
    * here, and the commits of other instances are applied through `applyReplicated`. Call before
    * anything is committed.
    */
-  joinCluster(replication: CommitReplication, stream: string): void {
+  joinCluster(replication: CommitReplication, stream: string, node: string): void {
     const meta = this.database<unknown, string>('meta');
     const joined = meta.get(STREAM_KEY);
     if (joined === undefined && this.holdsData()) {
@@ -173,6 +196,7 @@ export class Store {
     }
     if (joined === undefined) meta.putSync(STREAM_KEY, stream);
     this.replication = replication;
+    this.node = node;
     this.appliedSeq = (meta.get(APPLIED_KEY) as number | undefined) ?? 0;
     for (const [name, db] of this.databases) this.captureWrites(name, db);
   }
@@ -183,6 +207,15 @@ export class Store {
       for (const _ of this.database(name).getKeys({ limit: 1 })) return true;
     }
     return false;
+  }
+
+  /**
+   * In cluster mode, this instance's node id: work that only the instance doing it can finish
+   * (a held request being sent, a tool being called) is marked with it, so that another instance
+   * starting up does not take it for work a stopped process left unfinished.
+   */
+  get nodeId(): string | null {
+    return this.node;
   }
 
   /** The last commit of the cluster's stream applied here (0 outside cluster mode). */
@@ -349,7 +382,9 @@ export class Store {
     try {
       for (let attempt = 0; ; attempt++) {
         const base = this.appliedSeq;
-        const { outcomes, captured } = this.captureBatch(batch);
+        const { outcomes, captured } = this.captureBatch(batch, replication.maxBytes);
+        // What did not fit in one message goes first in the next batch.
+        if (outcomes.length < batch.length) this.queued.unshift(...batch.splice(outcomes.length));
         let seq = 0;
         if (captured.replicated.length) {
           try {
@@ -360,12 +395,19 @@ export class Store {
               continue;
             }
             this.rolledBack(batch);
-            const refusal = new GatehouseError('not_ready', `the cluster did not take the commit (${(error as Error).message}); nothing was written`);
-            for (const pending of batch) pending.reject(refusal);
+            for (const pending of batch) pending.reject(unavailable(error));
             return;
           }
         }
-        this.applyOwn(seq, captured);
+        try {
+          this.applyOwn(seq, captured);
+        } catch (error) {
+          // Published but not applied here (the map is full, say): the reader applies it, or the
+          // instance stops on it; the callers cannot be told it succeeded.
+          this.rolledBack(batch);
+          for (const pending of batch) pending.reject(error);
+          return;
+        }
         settle(batch, outcomes);
         return;
       }
@@ -375,22 +417,30 @@ export class Store {
     }
   }
 
-  /** Runs a batch in a transaction that is then rolled back: each outcome, and what the batch wrote. */
-  private captureBatch(batch: PendingCommit[]): { outcomes: Outcome[]; captured: Captured } {
+  /**
+   * Runs a batch in a transaction that is then rolled back: each outcome, and what the batch
+   * wrote. It stops once the writes reach `maxBytes` (one message of the cluster), so `outcomes`
+   * may cover only the first requests of the batch (always at least one).
+   */
+  private captureBatch(batch: PendingCommit[], maxBytes: number): { outcomes: Outcome[]; captured: Captured } {
     const captured: Captured = { replicated: [], local: [] };
-    let outcomes: Outcome[] = [];
+    const outcomes: Outcome[] = [];
+    let bytes = 0;
     try {
       this.root.transactionSync(() => {
-        outcomes = batch.map((pending) => {
+        for (const pending of batch) {
           pending.after.length = 0;
           this.capture = { replicated: [], local: [] };
           const outcome = this.applyIsolated(pending);
+          const size = outcome.ok ? writtenBytes(this.capture.replicated) : 0;
+          if (outcomes.length > 0 && bytes + size > maxBytes) break;
+          bytes += size;
           if (outcome.ok) {
             captured.replicated.push(...this.capture.replicated);
             captured.local.push(...this.capture.local);
           }
-          return outcome;
-        });
+          outcomes.push(outcome);
+        }
         throw CAPTURED;
       });
     } catch (error) {

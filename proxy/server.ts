@@ -163,6 +163,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     toolAllow: config.toolAllow ?? [],
     idempotencyClaims: replica?.claims ?? null,
     policyDifferences: census ? () => census.differences() : null,
+    alive: census ? (node) => census.alive(node) : null,
     draining: () => draining,
   });
   const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });
@@ -326,7 +327,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
-  const interruptedCalls = await services.agents.calls.failInterrupted();
+  const interruptedCalls = await services.agents.calls.failInterrupted(services.alive);
   if (interruptedCalls) log.warn({ interruptedCalls }, 'agent tool calls interrupted by the last stop are marked failed');
   let gateway: RunningGateway | null = null;
 

@@ -36,6 +36,8 @@ export interface Services {
   detach(): void;
   /** In cluster mode, how the other instances' policies differ from this one's; empty otherwise. */
   policyDifferences(): PolicyDifference[];
+  /** In cluster mode, whether instance `node` is alive; on a single node there is no other. */
+  alive(node: string): boolean;
   keys: KeyRegistry;
   /** Console sessions: API keys exchanged for HttpOnly cookies (docs/console.md). */
   sessions: Sessions;
@@ -102,6 +104,8 @@ export interface ServiceOptions {
   idempotencyClaims?: SharedClaims | null;
   /** Cluster mode: how the other instances' policies differ from this one's (readiness reports it). */
   policyDifferences?: (() => PolicyDifference[]) | null;
+  /** Cluster mode: whether an instance is alive (its unfinished work is not abandoned). */
+  alive?: ((node: string) => boolean) | null;
   draining(): boolean;
 }
 
@@ -128,6 +132,7 @@ export function buildServices(options: ServiceOptions): Services {
     evaluator,
     detach,
     policyDifferences: options.policyDifferences ?? (() => []),
+    alive: options.alive ?? (() => false),
     keys,
     sessions: new Sessions(store, keys),
     audit,

@@ -238,3 +238,21 @@ t.test('readiness says when another instance serves other policies', async (t) =
   );
   t.match(ready.json.clusterDifferences[0], { missing: [], extra: ['spend-approval-v1'], changed: ['decision-gate-v1'] });
 });
+
+t.test('an instance starting up fails only the unfinished sends of instances that are gone', async (t) => {
+  const { a, b } = await pair(t);
+  const held = (id: string, sender: string) =>
+    ({ id, env: 'sandbox', decisionId: `dec_${id}`, auditTrail: `trc_${id}`, state: 'pending', outcome: null, createdAt: '', updatedAt: '', sender }) as never;
+  const { store, heldRequests } = a.server.services;
+  await store.commit(() => {
+    heldRequests.write(held('held_alive', 'a'));
+    heldRequests.write(held('held_ghost', 'ghost'));
+  });
+  const onB = (id: string) => b.server.services.heldRequests.forDecision({ subject: { type: 'proxy-request', id }, env: 'sandbox' } as never);
+  for (let i = 0; i < 100 && !(onB('held_ghost') && b.server.services.alive('a')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.ok(b.server.services.alive('a'), 'B knows A is alive');
+  t.notOk(b.server.services.alive('ghost'), 'and that no instance "ghost" is');
+  t.equal(await b.server.services.heldRequests.failInterrupted(b.server.services.alive), 1, 'only the send of the instance that is gone is failed');
+  t.equal(onB('held_ghost')?.state, 'failed');
+  t.equal(onB('held_alive')?.state, 'pending', "A's send in progress is left to A");
+});

@@ -155,14 +155,15 @@ export class RunStore {
   /** Where each call's step is: held calls are found from their decision's subject. */
   private readonly callSteps: Database<StepKey, string>;
   /** Steps being executed, so those a stopped process left behind are found without a scan. */
-  private readonly executing: Database<true, [Env, ...StepKey]>;
+  /** Steps whose tool is being called → the instance calling it (true on a single node). */
+  private readonly executing: Database<string | true, [Env, ...StepKey]>;
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.database<RunRecord, [Env, string]>('agent-runs');
     this.steps = store.database<Step, StepKey>('agent-run-steps');
     this.history = store.database<StepSummary, StepKey>('agent-run-history');
     this.callSteps = store.database<StepKey, string>('agent-call-steps');
-    this.executing = store.database<true, [Env, ...StepKey]>('agent-steps-executing');
+    this.executing = store.database<string | true, [Env, ...StepKey]>('agent-steps-executing');
   }
 
   open(principal: Principal, agentId: string, limits: RunLimits): RunRecord {
@@ -239,16 +240,17 @@ export class RunStore {
     this.steps.put(key, step);
     this.history.put(key, after);
     if (!before) this.callSteps.put(step.id, key);
-    if (step.state === 'executing') this.executing.put([env, ...key], true);
+    if (step.state === 'executing') this.executing.put([env, ...key], this.store.nodeId ?? true);
     else if (before?.state === 'executing') this.executing.remove([env, ...key]);
     return next;
   }
 
-  /** Steps caught mid-call by a stop of the process, with their runs' ids and environments. */
-  *withExecuting(): Iterable<{ env: Env; runId: string; step: Step }> {
-    for (const [env, runId, index] of this.executing.getKeys()) {
+  /** Steps whose tool is being called (or was, when a process stopped), with their runs' ids and environments and who calls it. */
+  *withExecuting(): Iterable<{ env: Env; runId: string; step: Step; caller: string | undefined }> {
+    for (const { key, value } of this.executing.getRange()) {
+      const [env, runId, index] = key;
       const step = this.steps.get([runId, index]);
-      if (step) yield { env, runId, step };
+      if (step) yield { env, runId, step, caller: value === true ? undefined : value };
     }
   }
 

@@ -19,6 +19,7 @@ import { HISTORY_STEPS, heldCallFacts, toolCallInput } from './tool-call-input.t
 import type { ToolSender } from './tool-sender.ts';
 import type { ToolRecord, ToolRegistry } from './tools.ts';
 import { log } from '../log.ts';
+import { abandoned } from '../abandoned-work.ts';
 
 /**
  * The tool-call state machine TOOL_CALL → POLICY_CHECK → HUMAN_APPROVAL → EXECUTE.
@@ -291,8 +292,8 @@ export class ToolCalls {
    * Marks steps caught mid-call by a stopped process as failed, never calling them again (the
    * tool may already have acted); returns how many.
    */
-  async failInterrupted(): Promise<number> {
-    const caught = [...this.runs.withExecuting()];
+  async failInterrupted(alive: (node: string) => boolean = () => false): Promise<number> {
+    const caught = [...this.runs.withExecuting()].filter(({ caller }) => abandoned(caller, this.store.nodeId, alive));
     if (caught.length === 0) return 0;
     const at = new Date().toISOString();
     const error = { code: 'interrupted', detail: 'the server stopped before the tool answered; the call is not made again' };

@@ -70,6 +70,11 @@ export class PolicyCensus {
     return out;
   }
 
+  /** Whether `node` is this instance or another that announced itself within the last minute. */
+  alive(node: string): boolean {
+    return node === this.node || this.others.some((other) => other.node === node);
+  }
+
   /** Stops announcing, and withdraws this instance's announcement. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

@@ -3,7 +3,7 @@ import { JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@na
 import { log } from '../log.ts';
 import { QUEUE_DATABASE } from '../webhooks/deliveries.ts';
 import { CommitConflict, type CommitReplication, type Store } from '../store.ts';
-import { PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
+import { MAX_COMMIT_BYTES, PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
 import { ClusterClaims } from './shared-claims.ts';
 import { ClusterDeliveries } from './webhook-work.ts';
 import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
@@ -47,13 +47,18 @@ export class Replica implements CommitReplication {
   static async start(store: Store, link: ClusterLink): Promise<Replica> {
     const replica = new Replica(store, link);
     const info = await link.info();
-    store.joinCluster(replica, `${link.stream}@${info.created}`);
+    store.joinCluster(replica, `${link.stream}@${info.created}`, link.nodeId);
     log.info({ nodeId: link.nodeId, stream: link.stream, replicas: info.config.num_replicas, server: link.nc.getServer(), applied: store.applied }, 'joined the cluster');
     const behind = info.state.last_seq - store.applied;
     if (behind > 0) log.info({ from: store.applied + 1, to: info.state.last_seq }, 'catching up with the cluster');
     replica.read();
     await replica.waitApplied(info.state.last_seq, CATCH_UP_DEADLINE_MS + behind);
     return replica;
+  }
+
+  /** NATS's message size limit (its `max_payload`), less room for the message's own framing. */
+  get maxBytes(): number {
+    return Math.min(this.link.nc.info?.max_payload ?? MAX_COMMIT_BYTES, MAX_COMMIT_BYTES) - 4096;
   }
 
   async publish(ops: WriteOp[], base: number): Promise<number> {
@@ -127,7 +132,7 @@ export class Replica implements CommitReplication {
             break;
           }
           for await (const message of this.messages) {
-            if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, decodeCommit(message.data).ops);
+            if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, this.writesOf(message.seq, message.data));
             this.wake();
           }
         } catch (error) {
@@ -137,6 +142,20 @@ export class Replica implements CommitReplication {
         if (!this.stopped) await sleep(250);
       }
     })();
+  }
+
+  /**
+   * A commit's writes. A message on the stream that is not a commit (published there by hand)
+   * writes nothing here, as on every other instance, so the copies stay the same; it is logged,
+   * and `audit verify --nats` names it.
+   */
+  private writesOf(seq: number, data: Uint8Array): WriteOp[] {
+    try {
+      return decodeCommit(data).ops;
+    } catch (error) {
+      log.error({ commit: seq, err: error }, 'the commit stream holds a message that is not a commit; it writes nothing');
+      return [];
+    }
   }
 
   private wake(): void {

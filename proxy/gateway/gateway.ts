@@ -62,7 +62,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const { services, routes } = config;
   const upstreams = new Upstreams({ maxSockets: config.maxSocketsPerUpstream ?? GATEWAY_DEFAULTS.maxSocketsPerUpstream });
   services.heldRequests.setSender(new HeldRequestSending(upstreams, services.limits.bodyBytes));
-  const interrupted = await services.heldRequests.failInterrupted();
+  const interrupted = await services.heldRequests.failInterrupted(services.alive);
   if (interrupted) log.warn({ interrupted }, 'held requests were interrupted mid-send by the last stop and are marked failed');
 
   const audit = (draft: AuditDraft) => {
