@@ -54,8 +54,9 @@ const APPLIED_KEY = 'cluster-applied';
 /** Which cluster stream this data directory is a copy of. */
 const STREAM_KEY = 'cluster-stream';
 
-/** Times a batch is worked out again after losing the race to other instances' commits. */
+/** Times, and for how long, a batch is worked out again after losing the race to other instances' commits. */
 const MAX_CONFLICT_RETRIES = 50;
+const CONFLICT_DEADLINE_MS = 10_000;
 
 /** The writes a batch made while it was worked out, split by where they go. */
 interface Captured {
@@ -379,6 +380,7 @@ export class Store {
   private async commitBatchReplicated(replication: CommitReplication): Promise<void> {
     const batch = this.takeBatch();
     this.batchInFlight = true;
+    const deadline = Date.now() + CONFLICT_DEADLINE_MS;
     try {
       for (let attempt = 0; ; attempt++) {
         const base = this.appliedSeq;
@@ -390,7 +392,7 @@ export class Store {
           try {
             seq = await replication.publish(captured.replicated, base);
           } catch (error) {
-            if (error instanceof CommitConflict && attempt < MAX_CONFLICT_RETRIES) {
+            if (error instanceof CommitConflict && attempt < MAX_CONFLICT_RETRIES && Date.now() < deadline) {
               await replication.catchUp().catch(() => {});
               continue;
             }
