@@ -8,6 +8,7 @@ import { requestId } from '../core/ids.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import { UNSIGNED } from '../core/policy-input.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimit } from '../core/rate-limiter.ts';
+import { UNAUTHENTICATED_LIMIT } from '../core/unauthenticated-throttle.ts';
 import type { Embedder } from '../core/memory/embedder.ts';
 import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { Store } from '../core/store.ts';
@@ -60,6 +61,8 @@ export interface ServerConfig {
   bodyLimitBytes?: number;
   idempotencyRetentionMs?: number;
   rateLimits?: Partial<Record<Env, RateLimit>>;
+  /** Recorded refusals of unauthenticated callers per client address (core/unauthenticated-throttle.ts). */
+  unauthenticatedLimit?: RateLimit;
   durability?: 'commit' | 'flush';
   /** Cluster mode (docs/cluster.md): the NATS cluster whose commit stream this instance shares. */
   cluster?: ClusterOptions;
@@ -152,6 +155,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     bodyLimitBytes: config.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes,
     idempotencyRetentionMs: config.idempotencyRetentionMs ?? DEFAULTS.idempotencyRetentionMs,
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...config.rateLimits },
+    unauthenticatedLimit: config.unauthenticatedLimit ?? UNAUTHENTICATED_LIMIT,
     embedder: config.embedder ?? new WordVectorEmbedder(),
     signatures: {
       ...(config.signatures ? { mode: config.signatures } : {}),

@@ -93,6 +93,7 @@ export interface ServiceOptions {
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
   rateLimits: Record<Env, RateLimit>;
+  unauthenticatedLimit: RateLimit;
   webhooks: WebhookOptions;
   /** CIDRs, addresses or host names agents' tools may reach despite the SSRF guard. */
   toolAllow: readonly string[];
@@ -147,7 +148,7 @@ export function buildServices(options: ServiceOptions): Services {
     objectives,
     impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }),
     rateLimiter: new RateLimiter(options.rateLimits),
-    unauthenticated: new UnauthenticatedThrottle(store, audit),
+    unauthenticated: new UnauthenticatedThrottle(store, audit, options.unauthenticatedLimit),
     metrics,
     limits: { bodyBytes: options.bodyLimitBytes },
     signingKeys,

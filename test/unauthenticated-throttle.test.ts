@@ -111,3 +111,10 @@ t.test('sweeping forgets only buckets that have refilled', async (t) => {
   t.equal(size, 1, 'a (full again) is forgotten, b (empty) is kept');
   t.equal(limiter.take('b', 'tier', 1500).allowed, false, 'the kept bucket is still empty');
 });
+
+t.test('the limit is configurable (--rate-unauthenticated)', async (t) => {
+  const { url } = await startTestServer(t, { unauthenticatedLimit: { ratePerSecond: 0.01, burst: 3 } });
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) statuses.push((await call(url, 'GET', '/v1/decisions', { key: `garbage-${i}` })).status);
+  t.same(statuses, [401, 401, 401, 429, 429, 429], 'a burst of 3, then throttled');
+});

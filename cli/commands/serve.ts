@@ -43,6 +43,8 @@ const HELP = `usage: gatehouse serve [options]
   --idempotency-ttl SEC    GATEHOUSE_IDEMPOTENCY_TTL       (${DEFAULTS.idempotencyRetentionMs / 1000})
   --rate-sandbox R/B       GATEHOUSE_RATE_LIMIT_SANDBOX    requests per second / burst (100/200)
   --rate-production R/B    GATEHOUSE_RATE_LIMIT_PRODUCTION (1000/2000)
+  --rate-unauthenticated R/B GATEHOUSE_RATE_LIMIT_UNAUTHENTICATED  recorded refusals of unauthenticated callers per
+                           client address, per second / burst (0.2/10); beyond it 429, counted (docs/security.md)
   --durability commit|flush GATEHOUSE_DURABILITY           (commit: survives a killed process; flush: also power loss)
   --audit-key FILE         GATEHOUSE_AUDIT_KEY             the Ed25519 key audit checkpoints are signed with (D/audit-signing-key.pem,
                                                            created 0600 when missing); keep it outside the data directory (docs/security.md)
@@ -82,6 +84,8 @@ export interface ServeSettings {
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
   rateLimits: Partial<Record<Env, RateLimit>>;
+  /** The unauthenticated-refusal throttle's limit per client, when not the default. */
+  unauthenticatedLimit: RateLimit | undefined;
   durability: 'commit' | 'flush';
   /** The audit checkpoint signing key's file, when not the data directory's. */
   auditKeyFile: string | undefined;
@@ -132,6 +136,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'idempotency-ttl': { type: 'string' },
       'rate-sandbox': { type: 'string' },
       'rate-production': { type: 'string' },
+      'rate-unauthenticated': { type: 'string' },
       durability: { type: 'string' },
       'audit-key': { type: 'string' },
       signatures: { type: 'string' },
@@ -160,6 +165,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     const text = pick(values[`rate-${e}`], `GATEHOUSE_RATE_LIMIT_${e.toUpperCase()}`);
     if (text) rateLimits[e] = rateLimit(`--rate-${e}`, text);
   }
+  const unauthenticated = pick(values['rate-unauthenticated'], 'GATEHOUSE_RATE_LIMIT_UNAUTHENTICATED');
   const durability = pick(values.durability, 'GATEHOUSE_DURABILITY') ?? 'commit';
   if (durability !== 'commit' && durability !== 'flush') throw new Error(`--durability must be commit or flush, got '${durability}'`);
   const port = pick(values.port, 'GATEHOUSE_PORT');
@@ -184,6 +190,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     bodyLimitBytes: bodyLimit === undefined ? DEFAULTS.bodyLimitBytes : number('--body-limit', bodyLimit, 1),
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
     rateLimits,
+    unauthenticatedLimit: unauthenticated === undefined ? undefined : rateLimit('--rate-unauthenticated', unauthenticated),
     durability,
     auditKeyFile: pick(values['audit-key'], 'GATEHOUSE_AUDIT_KEY') || undefined,
     signatures,

@@ -1,0 +1,21 @@
+import t from 'tap';
+import { settings } from '../cli/commands/serve.ts';
+
+// `gatehouse serve` options: each flag or GATEHOUSE_* variable, the flag winning, and a clear
+// error for a value that cannot be used.
+
+t.test('the unauthenticated-refusal limit', async (t) => {
+  t.match(settings(['--rate-unauthenticated', '1/5'], {}), { unauthenticatedLimit: { ratePerSecond: 1, burst: 5 } });
+  t.match(settings([], { GATEHOUSE_RATE_LIMIT_UNAUTHENTICATED: '0.5/20' }), { unauthenticatedLimit: { ratePerSecond: 0.5, burst: 20 } });
+  t.match(settings([], {}), { unauthenticatedLimit: undefined }, 'the default unless given');
+  t.throws(() => settings(['--rate-unauthenticated', 'fast'], {}), /--rate-unauthenticated must look like RATE\/BURST/);
+});
+
+t.test('cluster mode', async (t) => {
+  t.match(settings([], {}), { cluster: undefined }, 'single node unless NATS URLs are given');
+  const clustered = settings(['--nats', 'nats://h1:4222, nats://h2:4222', '--nats-namespace', 'prod'], { GATEHOUSE_NODE_ID: 'node-1', GATEHOUSE_NATS_REPLICAS: '3', GATEHOUSE_NATS_TOKEN: 's3cret' });
+  t.match(clustered, { cluster: { servers: ['nats://h1:4222', 'nats://h2:4222'], namespace: 'prod', nodeId: 'node-1', replicas: 3, token: 's3cret', tls: null } });
+  t.match(settings([], { GATEHOUSE_NATS_URL: 'nats://h3:4222' }), { cluster: { servers: ['nats://h3:4222'] } });
+  t.throws(() => settings(['--nats', 'http://h1:4222'], {}), /--nats takes nats:\/\/host:port URLs/);
+  t.throws(() => settings(['--nats', 'nats://h1:4222'], { GATEHOUSE_NATS_REPLICAS: '9' }), /GATEHOUSE_NATS_REPLICAS must be an integer from 1 to 5/);
+});
