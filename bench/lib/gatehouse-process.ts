@@ -1,0 +1,104 @@
+/**
+ * Gatehouse as an operator runs it, `gatehouse serve` in a child process of its own, for scenarios
+ * that measure several instances (the `cluster` scenario): each instance's CPU time is then its
+ * own process's in `/proc/<pid>/stat`, and each can be pinned to a core with `taskset`. Rate
+ * limits are lifted and signatures off (what is measured is the governed write, not key
+ * management); the bootstrap admin key is the one given, so every instance of a cluster shares it.
+ * The process writes its output to `serve.log` beside its data directory.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
+const UNLIMITED = '1000000000/1000000000';
+/** The first start compiles the bundled policies (about 10 s on the 2-core VM, longer when it is busy). */
+const START_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 10_000;
+const POLL_MS = 100;
+
+export interface GatehouseProcessOptions {
+  /** Where the instance keeps its data directory (`<dir>/data`) and its output (`<dir>/serve.log`). */
+  dir: string;
+  /** GATEHOUSE_ADMIN_KEY: the bootstrap admin key's secret. */
+  adminKey: string;
+  /** The core the process is pinned to with `taskset -c`; null leaves it to the scheduler. */
+  core: number | null;
+  /** Cluster mode: `--nats`, `--nats-namespace` and GATEHOUSE_NODE_ID. Single node without it. */
+  cluster?: { urls: string[]; namespace: string; nodeId: string };
+}
+
+export interface GatehouseProcess {
+  /** The /v1 API's origin. */
+  url: string;
+  /** The Node process serving it (taskset execs it, so this is Node's own pid): where its CPU is read. */
+  pid: number;
+  core: number | null;
+  /** SIGTERM (drains, closes the store), SIGKILL if it has not exited within 10 s. */
+  stop(): Promise<void>;
+}
+
+/** Whether `taskset` can pin processes here (util-linux, Linux only). */
+export function canPin(): boolean {
+  return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+/** Starts `gatehouse serve` on 127.0.0.1, an ephemeral port, and resolves once it listens. */
+export async function startGatehouseProcess(options: GatehouseProcessOptions): Promise<GatehouseProcess> {
+  mkdirSync(options.dir, { recursive: true });
+  const logFile = path.join(options.dir, 'serve.log');
+  const serve = [process.execPath, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(options.dir, 'data')];
+  serve.push('--signatures', 'off', '--rate-sandbox', UNLIMITED, '--rate-production', UNLIMITED);
+  if (options.cluster) serve.push('--nats', options.cluster.urls.join(','), '--nats-namespace', options.cluster.namespace);
+  const [command, ...args] = options.core === null ? serve : ['taskset', '-c', String(options.core), ...serve];
+  const log = openSync(logFile, 'a');
+  const child = spawn(command!, args, {
+    env: { ...process.env, GATEHOUSE_ADMIN_KEY: options.adminKey, ...(options.cluster ? { GATEHOUSE_NODE_ID: options.cluster.nodeId } : {}) },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  let spawnError: Error | null = null;
+  child.once('error', (error) => (spawnError = error));
+  // A harness that ends without stopping it (a throw, an exit) must not leave it serving.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', killOnExit);
+      resolve();
+    }),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const stop = async () => {
+    if (!running()) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+  const output = () => readFileSync(logFile, 'utf8');
+  for (const deadline = Date.now() + START_TIMEOUT_MS; ; ) {
+    if (spawnError) throw new Error(`gatehouse serve did not start: ${(spawnError as Error).message}`);
+    if (!running()) throw new Error(`gatehouse serve exited (${child.exitCode ?? child.signalCode}) before listening:\n${output().slice(-2000)}`);
+    const url = /listening on (http:\/\/\S+)/.exec(output())?.[1];
+    if (url) return { url, pid: child.pid!, core: options.core, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`gatehouse serve did not listen within ${START_TIMEOUT_MS / 1000} s:\n${output().slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** Decisions `instance` has answered 200 to so far, from its Prometheus counter of requests. */
+export async function decisionsAnswered(instance: Pick<GatehouseProcess, 'url'>): Promise<number> {
+  const text = await fetch(`${instance.url}/metrics`).then((r) => r.text());
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('gatehouse_http_requests_total{')) continue;
+    const labels = line.slice(line.indexOf('{'), line.lastIndexOf('}') + 1);
+    if (labels.includes('method="POST"') && labels.includes('route="/v1/decisions"') && labels.includes('status="200"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}

@@ -1,0 +1,311 @@
+/**
+ * Cluster mode under load (issue 18): decision creation, POST /v1/decisions with the `decisions`
+ * scenario's body, measured in one run for
+ *
+ * - `single-node`: one instance on LMDB alone (the single-node default, the baseline);
+ * - `cluster-1`: one instance in cluster mode, every commit published to the replicated stream;
+ * - `cluster-2`: two instances of one cluster, the load split evenly between them;
+ *
+ * all beside one local 3-server NATS JetStream cluster (test/helpers/nats-cluster.ts; the stream
+ * has 3 replicas). Each instance is `gatehouse serve` in a child process of its own
+ * (bench/lib/gatehouse-process.ts), pinned with `taskset` to a core of its own (instance i to core
+ * i mod cores); the NATS servers and the load generators are pinned to none. Each deployment is
+ * measured closed loop (maximum) and open loop at fixed rates (total across its instances), with
+ * the Gatehouse processes' CPU per decision over the measured phase, and the NATS servers' CPU per
+ * decision: the honest cost of clustering.
+ *
+ * Then the failover gap (issue 18's fault 1): a steady open-loop load through the two clustered
+ * instances while the commit stream's leader is SIGKILLed, writes resume on the two servers left,
+ * the server is restarted and the cluster waited for, over and over; for each kill, the longest
+ * stretch without a successful write, from the requests' own completion times
+ * (bench/lib/steady-load.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { NatsCluster, NatsServer } from '../../test/helpers/nats-cluster.ts';
+import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
+import { DECISION_BODY } from '../lib/decision-body.ts';
+import { canPin, decisionsAnswered, startGatehouseProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
+import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
+import { readProcessCpuS } from '../lib/machine-cpu.ts';
+import { runName } from '../lib/series-metrics.ts';
+import { runSplitLoad } from '../lib/split-load.ts';
+import { longestSuccessGap, startSteadyLoad, succeeded, type Completion, type SuccessGap } from '../lib/steady-load.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Fixed rates, decisions per second across all instances of a deployment. */
+const RATES = { full: [250, 500, 1000], quick: [1000] };
+/** The failover load, through the two clustered instances together. */
+const FAILOVER_RATE = 500;
+const KILLS = { full: 10, quick: 2 };
+/** Steady load before each kill, and again after the restarted server is back (ms). */
+const SETTLE_MS = { full: 3000, quick: 1000 };
+/** How long the cluster runs on two servers once writes have resumed, before the killed one restarts. */
+const DEGRADED_MS = { full: 2000, quick: 500 };
+/** Bound on writes resuming after a kill; past it the server is restarted anyway and the gap reported open. */
+const RESUME_TIMEOUT_MS = 60_000;
+/** Bound on each wait for the NATS cluster to be ready (start, and each restart), on a busy machine. */
+const NATS_READY_TIMEOUT_MS = 60_000;
+/** Bound on a key issued on one instance reaching the others (replication is milliseconds). */
+const KEY_REPLICATION_TIMEOUT_MS = 10_000;
+
+/** One or more instances measured as one target. */
+interface Deployment {
+  name: string;
+  baseline: boolean;
+  instances: GatehouseProcess[];
+  /** The commit stream's name on NATS, for a clustered deployment. */
+  stream: string | null;
+  headers: Record<string, string>;
+}
+
+/** Issues a sandbox key on the first instance and checks every instance creates a decision with it. */
+async function issueLoadKey(instances: GatehouseProcess[], adminKey: string): Promise<Record<string, string>> {
+  const issued = await fetch(`${instances[0]!.url}/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ env: 'sandbox', scopes: ['decisions:write'], name: 'bench-load' }),
+  });
+  const answer = await issued.text();
+  if (issued.status !== 201) throw new Error(`issuing the load's key failed: ${issued.status} ${answer}`);
+  const headers = { authorization: `Bearer ${(JSON.parse(answer) as { key: string }).key}`, 'content-type': 'application/json' };
+  for (const instance of instances) {
+    // Another instance knows the key once the commit that issued it has reached its copy.
+    for (const deadline = Date.now() + KEY_REPLICATION_TIMEOUT_MS; ; ) {
+      const created = await fetch(`${instance.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY });
+      const text = await created.text();
+      if (text.includes('"status":"created"')) break;
+      if (created.status !== 401 || Date.now() > deadline) throw new Error(`${instance.url} did not create a decision: ${created.status} ${text}`);
+      await sleep(50);
+    }
+  }
+  return headers;
+}
+
+/** `count` instances, started one after another (the first creates the stream and bucket), and a key for the load. */
+async function deploy(name: string, count: number, nats: NatsCluster | null, options: ScenarioOptions, pin: boolean): Promise<Deployment> {
+  const adminKey = `gh_live_${randomBytes(24).toString('base64url')}`;
+  const namespace = name.replace(/[^A-Za-z0-9_-]/g, '_');
+  const instances: GatehouseProcess[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      options.progress(`${name}: starting instance ${i + 1} of ${count} (gatehouse serve${nats ? ' --nats' : ''}, compiling the bundled policies)`);
+      instances.push(
+        await startGatehouseProcess({
+          dir: path.join(options.workDir, `${name}-${i + 1}`),
+          adminKey,
+          core: pin ? i % availableParallelism() : null,
+          ...(nats ? { cluster: { urls: nats.urls, namespace, nodeId: `${name}-${i + 1}` } } : {}),
+        }),
+      );
+    }
+    const headers = await issueLoadKey(instances, adminKey);
+    // ClusterLink's naming of the commit stream (core/cluster/cluster-link.ts).
+    return { name, baseline: nats === null, instances, stream: nats ? `${namespace.toUpperCase()}_COMMITS` : null, headers };
+  } catch (error) {
+    await Promise.all(instances.map((instance) => instance.stop()));
+    throw error;
+  }
+}
+
+const natsCpuS = (nats: NatsCluster) => nats.servers.reduce((sum, server) => sum + (readProcessCpuS(server.pid) ?? Number.NaN), 0);
+const answered = async (deployment: Deployment) => (await Promise.all(deployment.instances.map(decisionsAnswered))).reduce((a, b) => a + b, 0);
+
+/**
+ * Every run of `deployment`: maximum, then each fixed rate. The NATS servers' CPU is read around
+ * the whole load run (warm-up included) and divided by the decisions the instances answered over
+ * the same stretch, read from their request counters: the generator's phases are not visible
+ * from here, and both readings cover the same requests.
+ */
+async function measure(deployment: Deployment, nats: NatsCluster | null, rates: number[], options: ScenarioOptions, series: Series[], metrics: Record<string, number>): Promise<void> {
+  const targets = deployment.instances.map((instance) => ({ url: `${instance.url}/v1/decisions`, pid: instance.pid }));
+  for (const rate of [0, ...rates]) {
+    const before = nats ? { cpuS: natsCpuS(nats), decisions: await answered(deployment) } : null;
+    const load = await runSplitLoad(targets, { headers: deployment.headers, body: DECISION_BODY, rate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections });
+    const s = seriesFromLoad(deployment.name, deployment.baseline, rate, load);
+    series.push(s);
+    let natsNote = '';
+    if (nats && before) {
+      const decisions = (await answered(deployment)) - before.decisions;
+      const usPerDecision = Math.round(((natsCpuS(nats) - before.cpuS) / Math.max(decisions, 1)) * 1e7) / 10;
+      if (Number.isFinite(usPerDecision)) {
+        metrics[`${deployment.name}.${runName(s)}.natsCpuUsPerRequest`] = usPerDecision;
+        natsNote = `, NATS CPU ${usPerDecision} µs/decision`;
+      }
+    }
+    options.progress(describeLoad(deployment.name, rate, load) + natsNote);
+  }
+}
+
+/** The server leading `stream`'s Raft group now (asked again while an election is on, 10 s at most). */
+async function streamLeader(nats: NatsCluster, stream: string): Promise<NatsServer> {
+  for (const deadline = Date.now() + 10_000; ; ) {
+    const reports = await nats.status();
+    const leader = reports.find((report) => report.groups.some((group) => group.group === stream && group.leader === report.name));
+    if (leader) return nats.servers.find((server) => server.name === leader.name)!;
+    if (Date.now() > deadline) throw new Error(`no leader of stream ${stream}: ${JSON.stringify(reports.map((r) => ({ name: r.name, detail: r.detail, groups: r.groups.map((g) => g.group) })))}`);
+    await sleep(100);
+  }
+}
+
+/** Resolves once a write completed after `since` succeeded, or `timeoutMs` passed; says which. */
+async function writesResumed(completions: readonly Completion[], since: number, timeoutMs: number): Promise<boolean> {
+  let seen = 0;
+  for (const deadline = performance.now() + timeoutMs; performance.now() < deadline; await sleep(5)) {
+    for (; seen < completions.length; seen++) {
+      const c = completions[seen]!;
+      if (c.at > since && succeeded(c)) return true;
+    }
+  }
+  return false;
+}
+
+interface KillRecord {
+  server: string;
+  killedAt: number;
+  until: number;
+  resumed: boolean;
+}
+
+/**
+ * Issue 18's fault 1 as a measurement: steady load at FAILOVER_RATE through the deployment's
+ * instances; `kills` times, SIGKILL the stream's leader, wait for writes to resume, let the
+ * cluster run degraded a while, restart the server and wait for the cluster to be ready, let the
+ * load settle. Each kill's gap is the longest stretch without a successful write from the kill
+ * to the end of its settling, counted from the last success before it.
+ */
+async function measureFailover(deployment: Deployment, nats: NatsCluster, options: ScenarioOptions, metrics: Record<string, number>): Promise<string[]> {
+  const mode = options.quick ? 'quick' : 'full';
+  const kills = KILLS[mode];
+  options.progress(`failover: ${FAILOVER_RATE} decisions/s through ${deployment.instances.length} instances, ${kills} kills of the stream leader`);
+  const load = await startSteadyLoad({
+    urls: deployment.instances.map((instance) => `${instance.url}/v1/decisions`),
+    headers: deployment.headers,
+    body: DECISION_BODY,
+    rate: FAILOVER_RATE,
+    connectionsPerUrl: Math.max(1, Math.floor(options.connections / deployment.instances.length)),
+  });
+  const records: KillRecord[] = [];
+  const started = performance.now();
+  let completions: Completion[];
+  try {
+    await sleep(SETTLE_MS[mode]);
+    for (let k = 0; k < kills; k++) {
+      const victim = await streamLeader(nats, deployment.stream!);
+      const killedAt = performance.now();
+      await victim.kill('SIGKILL');
+      const resumed = await writesResumed(load.completions, killedAt, RESUME_TIMEOUT_MS);
+      await sleep(DEGRADED_MS[mode]);
+      await victim.start();
+      await sleep(SETTLE_MS[mode]);
+      records.push({ server: victim.name, killedAt, until: performance.now(), resumed });
+      const { gap, instanceGapMs } = killGaps(load.completions, deployment.instances.length, records.at(-1)!);
+      options.progress(`failover: kill ${k + 1}/${kills} (${victim.name}, the stream leader): longest gap in successful writes ${Math.round(gap.gapMs)} ms${gap.closed ? '' : ' (still open)'}, through one instance ${Math.round(instanceGapMs)} ms`);
+    }
+  } finally {
+    completions = await load.stop();
+  }
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  const ended = records.at(-1)?.until ?? started;
+  const gaps = records.map((r) => killGaps(completions, deployment.instances.length, r));
+  const gapMs = gaps.map((g) => round(g.gap.gapMs));
+  const instanceGapMs = gaps.map((g) => round(g.instanceGapMs));
+  const statuses: Record<string, number> = {};
+  for (const c of completions) statuses[c.status ?? 'failed'] = (statuses[c.status ?? 'failed'] ?? 0) + 1;
+  Object.assign(metrics, {
+    'failover.kills': records.length,
+    'failover.maxGapMs': Math.max(...gapMs),
+    'failover.medianGapMs': median(gapMs),
+    'failover.maxInstanceGapMs': Math.max(...instanceGapMs),
+    'failover.medianInstanceGapMs': median(instanceGapMs),
+    'failover.requests': completions.length,
+    'failover.throughput': Math.round((completions.filter((c) => succeeded(c) && c.at <= ended).length / (ended - started)) * 1000),
+    'failover.errors': completions.filter((c) => !succeeded(c)).length,
+    'failover.unresumed': records.filter((r) => !r.resumed).length,
+  });
+  records.forEach((_, i) => Object.assign(metrics, { [`failover.kill${i + 1}.gapMs`]: gapMs[i], [`failover.kill${i + 1}.instanceGapMs`]: instanceGapMs[i] }));
+  const perKill = records.map((r, i) => `${gapMs[i]} ms (${r.server}${gaps[i]!.gap.closed ? '' : ', still open'}; the longer instance ${instanceGapMs[i]} ms)`);
+  return [
+    `failover: ${FAILOVER_RATE} decisions/s open loop through ${deployment.name}'s ${deployment.instances.length} instances (requests alternate between them), ${records.length} SIGKILLs of the commit stream's leader, each followed by a wait for a successful write (${RESUME_TIMEOUT_MS / 1000} s at most), ${DEGRADED_MS[mode]} ms on two servers, a restart of the killed server until the cluster was ready, and ${SETTLE_MS[mode]} ms of steady load. Per kill, the longest time between two successive successful writes (through either instance) from the kill to the end of its settling: ${perKill.join(', ')}; max ${Math.max(...gapMs)} ms, median ${median(gapMs)} ms; through one instance alone: max ${Math.max(...instanceGapMs)} ms, median ${median(instanceGapMs)} ms. Answers: ${JSON.stringify(statuses)} of ${completions.length} requests completed (requests still waiting for a connection at the end were not sent).`,
+  ];
+}
+
+/**
+ * A kill's longest gap in successful writes through any instance, and through one instance alone:
+ * the cluster as a whole may write on through one instance while the other is stalled.
+ */
+function killGaps(completions: readonly Completion[], instances: number, kill: KillRecord): { gap: SuccessGap; instanceGapMs: number } {
+  const perInstance = Array.from({ length: instances }, (_, i) => longestSuccessGap(completions, kill.killedAt, kill.until, i).gapMs);
+  return { gap: longestSuccessGap(completions, kill.killedAt, kill.until), instanceGapMs: Math.max(...perInstance) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : Math.round(((sorted[middle - 1]! + sorted[middle]!) / 2) * 10) / 10;
+}
+
+async function run(options: ScenarioOptions): Promise<ScenarioResult> {
+  const mode = options.quick ? 'quick' : 'full';
+  const rates = RATES[mode];
+  const pin = canPin();
+  const series: Series[] = [];
+  const metrics: Record<string, number> = {};
+  const notes: string[] = [];
+  // Imported here: listing the scenarios (--help) should not load more than it needs.
+  const { startNatsCluster } = await import('../../test/helpers/nats-cluster.ts');
+  options.progress('starting a 3-server NATS JetStream cluster');
+  const nats = await startNatsCluster({ size: 3, dir: path.join(options.workDir, 'nats'), readyTimeoutMs: NATS_READY_TIMEOUT_MS });
+  try {
+    for (const [name, count, clustered] of [['single-node', 1, false], ['cluster-1', 1, true], ['cluster-2', 2, true]] as const) {
+      const deployment = await deploy(name, count, clustered ? nats : null, options, pin);
+      try {
+        await measure(deployment, clustered ? nats : null, rates, options, series, metrics);
+        if (count === 2) notes.push(...(await measureFailover(deployment, nats, options, metrics)));
+      } finally {
+        await Promise.all(deployment.instances.map((instance) => instance.stop()));
+      }
+    }
+  } finally {
+    await nats.stop();
+  }
+
+  const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1e-9)) * 1000) / 1000;
+  const single = (run: string) => series.find((s) => s.target === 'single-node' && runName(s) === run);
+  for (const s of series.filter((s) => s.target !== 'single-node')) {
+    const run = runName(s);
+    const base = single(run);
+    if (run === 'max' && base) metrics[`maxThroughputRatioSingle.${s.target}`] = ratio(s.throughput, base.throughput);
+    const natsCpu = metrics[`${s.target}.${run}.natsCpuUsPerRequest`];
+    if (s.cpuUsPerRequest !== undefined && natsCpu !== undefined && base?.cpuUsPerRequest) {
+      metrics[`cpuPerRequestRatioSingle.${s.target}.${run}`] = ratio(s.cpuUsPerRequest + natsCpu, base.cpuUsPerRequest);
+    }
+  }
+  return {
+    scenario: 'cluster',
+    description: scenario.description,
+    series,
+    metrics,
+    notes: [
+      'Request: POST /v1/decisions with a sandbox key and the decisions scenario\'s body (decision-gate-v1, auto gate), no Idempotency-Key. Each instance is `gatehouse serve --signatures off` with rate limits lifted, in a child process of its own; single-node on LMDB alone, cluster-1 and cluster-2 with --nats on the run\'s 3-server NATS cluster (stream and bucket with 3 replicas), each deployment on a namespace of its own, so each starts from an empty stream.',
+      pin
+        ? `Pinning: each Gatehouse process is pinned with taskset to core (instance number − 1) mod ${availableParallelism()}: single-node and cluster-1 to core 0, cluster-2's instances to cores 0 and 1. The NATS servers and the load generators are pinned to none and share the cores with them.`
+        : 'Pinning: taskset is not available here, so no process is pinned to a core.',
+      `Runs: closed loop (max, ${options.connections} connections in all) and open loop at ${rates.join(', ')} decisions/s, rate and connections split evenly between a deployment's instances (one generator process per instance, started together).`,
+      'cpuUsPerRequest (per series) is the Gatehouse processes\' CPU time together (user and system, every thread, /proc/<pid>/stat) over the measured phase and until each went idle, per decision answered, as in the other scenarios. <target>.<run>.natsCpuUsPerRequest is the three NATS servers\' CPU time together over the whole load run (warm-up included) per decision the instances answered 200 over the same stretch (their request counters): what clustering costs beside Gatehouse. cpuPerRequestRatioSingle.<target>.<run> is Gatehouse\'s and NATS\'s together over single-node\'s Gatehouse CPU at the same run; maxThroughputRatioSingle.<target> the maximum throughput over single-node\'s.',
+      'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected). --profile does not apply: the instances are child processes.',
+      ...notes,
+    ],
+    profiles: {},
+  };
+}
+
+export const scenario: Scenario = {
+  name: 'cluster',
+  description:
+    'Cluster mode: decision creation on one instance on LMDB alone, one clustered instance and two (each pinned to a core) on a local 3-server NATS JetStream cluster: maximum throughput, latency at fixed rates, Gatehouse and NATS CPU per decision, and the longest gap in successful writes when the stream leader is SIGKILLed under load.',
+  run,
+};
