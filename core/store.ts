@@ -34,12 +34,23 @@ export interface CommitReplication {
   publish(ops: WriteOp[], base: number): Promise<number>;
   /** The largest write set one message may carry; a batch is split to fit. */
   readonly maxBytes: number;
-  /** Resolves once this store has applied every commit the cluster held when it was called. */
-  catchUp(): Promise<void>;
+  /**
+   * Resolves once this store has applied every commit through `seq` or, without it, every commit
+   * the cluster held when it was called.
+   */
+  catchUp(seq?: number | null): Promise<void>;
 }
 
 /** Another instance's commit came first: the batch is worked out again on the newer state. */
-export class CommitConflict extends Error {}
+export class CommitConflict extends Error {
+  constructor(
+    message: string,
+    /** The stream's last sequence when it refused, when it said (the commits to apply first). */
+    readonly lastSeq: number | null,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Databases whose writes stay on this instance in cluster mode: the audit checkpoints each
@@ -393,7 +404,9 @@ export class Store {
             seq = await replication.publish(captured.replicated, base);
           } catch (error) {
             if (error instanceof CommitConflict && attempt < MAX_CONFLICT_RETRIES && Date.now() < deadline) {
-              await replication.catchUp().catch(() => {});
+              // Applying the commits that came first, straight from the sequence the stream named,
+              // costs no extra round trip: an instance that lost the race is not left behind again.
+              await replication.catchUp(error.lastSeq).catch(() => {});
               continue;
             }
             this.rolledBack(batch);

@@ -75,7 +75,8 @@ export class Replica implements CommitReplication {
         return ack.seq;
       } catch (error) {
         if (error instanceof JetStreamApiError && (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)) {
-          throw new CommitConflict(error.message);
+          const named = /wrong last sequence: (\d+)/.exec(error.message);
+          throw new CommitConflict(error.message, named ? Number(named[1]) : null);
         }
         if (error instanceof JetStreamApiError || Date.now() > deadline) throw error;
         await sleep(100);
@@ -83,9 +84,17 @@ export class Replica implements CommitReplication {
     }
   }
 
-  async catchUp(): Promise<void> {
-    const info = await this.link.info();
-    await this.waitApplied(info.state.last_seq, CATCH_UP_DEADLINE_MS);
+  async catchUp(seq: number | null = null): Promise<void> {
+    const through = seq ?? (await this.link.info()).state.last_seq;
+    try {
+      await this.waitApplied(through, CATCH_UP_DEADLINE_MS);
+    } catch (error) {
+      // The stream has commits this instance is not being given: read it again from the first
+      // one not applied (an ordered consumer that missed a leader change, say).
+      log.warn({ applied: this.store.applied, through }, 'the commit stream stalled; reading it again');
+      void this.messages?.close().catch(() => {});
+      throw error;
+    }
   }
 
   /** Stops applying the stream; call before the store closes (its last commits are still published). */
