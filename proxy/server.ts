@@ -368,7 +368,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 
   if (config.proxy) {
     try {
-      gateway = await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs);
+      gateway = await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs, tracing);
     } catch (error) {
       await close();
       throw error;
@@ -378,13 +378,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 }
 
 /** The gateway over the same services, its routes read from the file and followed as it changes. */
-async function startProxyGateway(services: Services, proxy: NonNullable<ServerConfig['proxy']>, host: string, drainTimeoutMs: number | undefined) {
+async function startProxyGateway(services: Services, proxy: NonNullable<ServerConfig['proxy']>, host: string, drainTimeoutMs: number | undefined, tracing: Tracing | null) {
   const routes = await RoutesSource.open(proxy.routesFile, { info: (m: string) => log.info(m), error: (m: string) => log.error(m) }, { jwt: services.jwtIdentities !== null });
   return startGateway({
     services,
     routes,
     host: proxy.host ?? host,
     port: proxy.port ?? GATEWAY_DEFAULTS.port,
+    tracing,
     ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
   });
 }

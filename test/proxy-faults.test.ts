@@ -51,7 +51,7 @@ t.test('a failing upstream is retried for GET, not for POST, and not where the r
     req.resume();
     req.on('end', () => res.end('second time'));
   });
-  const { gateway } = await gatewayFor(t, [
+  const { gateway, server } = await gatewayFor(t, [
     { name: 'retrying', match: { pathPrefix: '/retry' }, upstream: upstream.url, retry: { attempts: 3, backoffMs: 10 } },
     { name: 'plain', match: { pathPrefix: '/plain' }, upstream: upstream.url },
   ]);
@@ -59,6 +59,8 @@ t.test('a failing upstream is retried for GET, not for POST, and not where the r
   t.equal(get.status, 200);
   t.equal(get.body.toString(), 'second time');
   t.equal(hits['GET /retry/a'], 2, 'GET was tried again');
+  const [entry] = await proxyEntries(server, 1);
+  t.match(entry, { status: 200, code: null, proxy: { outcome: 'forwarded', upstreamStatus: 200 } }, 'a try that got its answer is no failure');
 
   const post = await send(gateway, 'POST', '/retry/b', { headers: { 'content-type': 'text/plain' }, body: 'pay once' });
   t.equal(post.status, 502);

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
-import { call, issueKey, startTestServer, tempDir, type Answer } from './helpers/gatehouse.ts';
-import { routePolicies, routesFile, send, startUpstream, type Upstream } from './helpers/upstream.ts';
+import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
+import { routePolicies, routesFile, send, settled, startUpstream, type Upstream } from './helpers/upstream.ts';
 
 // Requests the route policy gates are held as governed decisions: 202 with the decision's
 // location, sent to the upstream exactly once when the decision is approved and executed, and
@@ -24,15 +24,6 @@ async function setup(t: Test, upstream: Upstream, bodyLimitBytes?: number) {
   const act = (key: { key: string }, id: string, action: string) => call(url, 'POST', `/v1/decisions/${id}/${action}`, { key: key.key });
   const result = (key: { key: string }, id: string) => call(url, 'GET', `/v1/decisions/${id}/result`, { key: key.key });
   return { url, server, gateway: server.gateway!.url, requester, approver, viewer, reader, act, result };
-}
-
-async function settled(read: () => Promise<Answer>): Promise<Answer> {
-  for (let i = 0; i < 200; i++) {
-    const answer = await read();
-    if (answer.json?.state !== 'pending' && answer.json?.state !== 'held') return answer;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the held request never settled');
 }
 
 const PAYMENT = JSON.stringify({ amount: 4200, to: 'acme' });

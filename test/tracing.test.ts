@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { bundledEngine } from './helpers/policies.ts';
 import { call, issueKey, startTestServer } from './helpers/gatehouse.ts';
+import { attribute, startOtlpReceiver } from './helpers/otlp-receiver.ts';
 
 // OpenTelemetry traces exported over OTLP/HTTP to a receiver started here on 127.0.0.1: the
 // request's span continues the caller's traceparent, with a span per stage and the policy
@@ -11,41 +10,6 @@ import { call, issueKey, startTestServer } from './helpers/gatehouse.ts';
 t.setTimeout(600_000);
 const engine = await bundledEngine();
 t.teardown(() => engine.close());
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: Array<{ key: string; value: Record<string, unknown> }>;
-}
-
-/** An OTLP/HTTP receiver: what was posted to /v1/traces, as OTLP JSON. */
-async function startOtlpReceiver(t: Test) {
-  const exports: Array<{ contentType: string | undefined; spans: OtlpSpan[]; service: unknown }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: unknown }> }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
-      };
-      for (const resourceSpans of body.resourceSpans) {
-        const service = resourceSpans.resource.attributes.find((a) => a.key === 'service.name')?.value;
-        exports.push({ contentType: req.headers['content-type'], spans: resourceSpans.scopeSpans.flatMap((s) => s.spans), service });
-      }
-      res.writeHead(req.url === '/v1/traces' ? 200 : 404, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports };
-}
-
-const attribute = (span: OtlpSpan, key: string) => Object.values(span.attributes.find((a) => a.key === key)?.value ?? {})[0];
 
 t.test('a decision request is traced from the caller’s traceparent through its stages', async (t) => {
   const receiver = await startOtlpReceiver(t);

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { GatehouseError } from '../../core/errors.ts';
 import type { HeldOutcome, HeldResponse } from '../../core/held-requests.ts';
+import type { UpstreamSpan } from '../tracing.ts';
 import { stripHopByHop } from './headers.ts';
 import type { Upstreams } from './upstreams.ts';
 
@@ -10,7 +11,8 @@ import type { Upstreams } from './upstreams.ts';
  * keeping at most `responseLimit` bytes of the answer: how approved held requests
  * (proxy/gateway/held-requests.ts) and agents' tool calls (proxy/gateway/tool-execution.ts) are
  * sent. `timeoutMs` is how long the upstream may stay silent; then the outcome is a
- * `upstream_timeout` failure, and an unreachable upstream an `upstream_unavailable` one.
+ * `upstream_timeout` failure, and an unreachable upstream an `upstream_unavailable` one. A traced
+ * exchange (`span`) sends its span as the upstream's `traceparent` and ends it with the outcome.
  */
 export interface BufferedRequest {
   /** Scheme, host and port of the upstream. */
@@ -25,12 +27,16 @@ export interface BufferedRequest {
   signal?: AbortSignal;
 }
 
-export async function sendBuffered(upstreams: Upstreams, request: BufferedRequest, responseLimit: number): Promise<HeldOutcome> {
+export async function sendBuffered(upstreams: Upstreams, request: BufferedRequest, responseLimit: number, span: UpstreamSpan | null = null): Promise<HeldOutcome> {
+  const traced = span ? { ...request, headers: { ...request.headers, traceparent: span.traceparent } } : request;
   try {
-    const response = await exchange(upstreams, request, responseLimit, performance.now());
+    const response = await exchange(upstreams, traced, responseLimit, performance.now());
+    span?.answered(response.status);
+    span?.end();
     return { kind: 'response', response, at: new Date().toISOString() };
   } catch (error) {
     const code = error instanceof GatehouseError ? error.code : 'upstream_unavailable';
+    span?.end(code);
     return { kind: 'failure', code, detail: (error as Error).message, at: new Date().toISOString() };
   }
 }

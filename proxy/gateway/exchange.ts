@@ -5,6 +5,7 @@ import { requestId } from '../../core/ids.ts';
 import { UNSIGNED, type SignatureFacts } from '../../core/policy-input.ts';
 import type { Principal } from '../../core/principal.ts';
 import type { RouteRequestFacts } from '../../core/route-access.ts';
+import type { GatewaySpan, Tracing } from '../tracing.ts';
 import type { ProxyRoute } from './routes-config.ts';
 
 /**
@@ -39,16 +40,23 @@ export interface ProxyExchange {
   /** Sent with the gateway's own replies (rate limits, challenges). */
   responseHeaders: Record<string, string>;
   traceparent: string | null;
+  /** The request's span while it lasts, when tracing is on (proxy/tracing.ts). */
+  readonly span: GatewaySpan | null;
 }
 
-export function newExchange(req: IncomingMessage): ProxyExchange {
+/** A request as it arrives; with `tracing`, its span starts now. */
+export function newExchange(req: IncomingMessage, tracing: Tracing | null): ProxyExchange {
   const target = req.url ?? '/';
   const q = target.indexOf('?');
+  const id = requestId();
+  const method = req.method ?? 'GET';
+  const path = q === -1 ? target : target.slice(0, q);
+  const incoming = req.headers['traceparent'];
   return {
-    requestId: requestId(),
+    requestId: id,
     startedAt: performance.now(),
-    method: req.method ?? 'GET',
-    path: q === -1 ? target : target.slice(0, q),
+    method,
+    path,
     target,
     rawQuery: q === -1 ? '' : target.slice(q + 1),
     clientAddress: req.socket.remoteAddress,
@@ -62,5 +70,6 @@ export function newExchange(req: IncomingMessage): ProxyExchange {
     check: null,
     responseHeaders: {},
     traceparent: null,
+    span: tracing ? tracing.gatewayRequest({ method, path, traceparent: typeof incoming === 'string' ? incoming : undefined, requestId: id }) : null,
   };
 }

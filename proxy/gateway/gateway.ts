@@ -8,6 +8,7 @@ import { asGatehouseError, problemReply } from '../http/problem.ts';
 import type { Reply } from '../http/reply.ts';
 import { throttledRefusal } from '../http/throttled-refusal.ts';
 import type { Services } from '../services.ts';
+import type { Tracing } from '../tracing.ts';
 import { admit } from './admission.ts';
 import { proxiedAuditDraft } from './audit-entry.ts';
 import { answerClientError } from './client-error.ts';
@@ -34,6 +35,9 @@ import { log } from '../../core/log.ts';
  * records the upstream's status and latency) and is not awaited by the client: the gateway adds
  * no commit to the request's latency. A held request is different: the 202 is sent only once the
  * request, its decision and its audit entry are committed together.
+ *
+ * With tracing on, each request is a server span and each exchange with the upstream (each try,
+ * each upgrade, each held request's send) a client span under it (proxy/tracing.ts).
  */
 export interface GatewayConfig {
   services: Services;
@@ -45,6 +49,8 @@ export interface GatewayConfig {
   maxSocketsPerUpstream?: number;
   /** How long `close` lets exchanges in flight finish before cutting their connections. */
   drainTimeoutMs?: number;
+  /** Traces requests and upstream exchanges when set. */
+  tracing?: Tracing | null;
 }
 
 export interface RunningGateway {
@@ -60,8 +66,9 @@ export const GATEWAY_DEFAULTS = { port: 8081, maxSocketsPerUpstream: 256, drainT
 
 export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
   const { services, routes } = config;
+  const tracing = config.tracing ?? null;
   const upstreams = new Upstreams({ maxSockets: config.maxSocketsPerUpstream ?? GATEWAY_DEFAULTS.maxSocketsPerUpstream });
-  services.heldRequests.setSender(new HeldRequestSending(upstreams, services.limits.bodyBytes));
+  services.heldRequests.setSender(new HeldRequestSending(upstreams, services.limits.bodyBytes, tracing));
   const interrupted = await services.heldRequests.failInterrupted(services.alive);
   if (interrupted) log.warn({ interrupted }, 'held requests were interrupted mid-send by the last stop and are marked failed');
 
@@ -70,8 +77,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       log.error({ requestId: draft.requestId, err: error }, 'could not record the proxied request');
     });
   };
-  const count = (ex: ProxyExchange, outcome: string, status: number) =>
-    services.metrics.proxied.inc({ route: ex.route?.name ?? 'unmatched', method: ex.method, outcome, status: String(status) });
+  /** Counts a request once its outcome is known, and ends its span. */
+  const finish = (ex: ProxyExchange, outcome: string, status: number) => {
+    const route = ex.route?.name ?? 'unmatched';
+    services.metrics.proxied.inc({ route, method: ex.method, outcome, status: String(status) });
+    ex.span?.end(`proxy:${route}`, status);
+  };
 
   const refusal = (ex: ProxyExchange, error: unknown): { reply: Reply; code: string } => {
     const refused = asGatehouseError(error);
@@ -91,17 +102,17 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     const throttled = throttledRefusal(services, ex.principal, reply.status, ex.clientAddress ?? 'unknown', ex.responseHeaders);
     if (throttled) {
       answer(res, ex, refusal(ex, throttled).reply, close);
-      count(ex, 'denied', 429);
+      finish(ex, 'denied', 429);
       return;
     }
     answer(res, ex, reply, close);
-    count(ex, 'denied', reply.status);
+    finish(ex, 'denied', reply.status);
     audit(proxiedAuditDraft(ex, ex.route?.name ?? 'unmatched', { status: reply.status, code }, { outcome: 'denied', upstreamStatus: null, upstreamLatencyMs: null }));
   };
 
   const forward = async (req: IncomingMessage, res: ServerResponse, ex: ProxyExchange) => {
     const route = ex.route!;
-    const result = await upstreams.forward(req, res, route, ex.body ?? (ex.hasBody ? 'streamed' : 'none'));
+    const result = await upstreams.forward(req, res, route, ex.body ?? (ex.hasBody ? 'streamed' : 'none'), ex.span);
     let status = result.upstreamStatus ?? 0;
     let code: string | null = null;
     if (result.failure && result.upstreamStatus === null) {
@@ -115,7 +126,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     }
     if (result.latencyMs !== null) services.metrics.upstreamLatency.observe({ route: route.name, status: String(result.upstreamStatus) }, result.latencyMs / 1000);
     const outcome = result.failure ? 'failed' : 'forwarded';
-    count(ex, outcome, status);
+    finish(ex, outcome, status);
     audit(proxiedAuditDraft(ex, route.name, { status, code: code ?? (result.clientGone ? 'client_closed' : null) }, {
       outcome,
       upstreamStatus: result.upstreamStatus,
@@ -124,7 +135,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const ex = newExchange(req);
+    const ex = newExchange(req, tracing);
     void (async () => {
       try {
         if (!ex.target.startsWith('/')) throw new GatehouseError('invalid_request', 'the request target must be a path (origin form)');
@@ -132,14 +143,19 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
         if (!route) throw new GatehouseError('not_found', `no proxy route for ${ex.method} ${ex.path}`);
         const outcome = await admit(services, ex, route, req);
         if (outcome === 'deny') throw routeDenial(ex.check!, ex.facts!);
-        ex.traceparent = prepareUpstreamHeaders(req.headers, { clientAddress: ex.clientAddress, authorizationIsOurs: route.auth !== 'none', hasBody: ex.hasBody });
+        ex.traceparent = prepareUpstreamHeaders(req.headers, {
+          clientAddress: ex.clientAddress,
+          authorizationIsOurs: route.auth !== 'none',
+          hasBody: ex.hasBody,
+          traceparent: ex.span?.traceparent ?? null,
+        });
         if (outcome === 'forward') {
           await forward(req, res, ex);
           return;
         }
         const { reply } = await holdRequest(services, ex, req);
         answer(res, ex, reply);
-        count(ex, 'held', reply.status);
+        finish(ex, 'held', reply.status);
       } catch (error) {
         refuse(res, ex, error);
       }
@@ -158,9 +174,10 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
         services,
         routes,
         upstreams,
+        tracing,
         refusal,
         record: (ex: ProxyExchange, o: UpgradeOutcome) => {
-          count(ex, o.outcome, o.status);
+          finish(ex, o.outcome, o.status);
           audit(proxiedAuditDraft(ex, ex.route?.name ?? 'unmatched', { status: o.status, code: o.code }, {
             outcome: o.outcome,
             upstreamStatus: o.upstreamStatus,

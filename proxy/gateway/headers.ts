@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { randomHex } from '../../core/ids.ts';
+import { TRACEPARENT } from '../tracing.ts';
 
 /**
  * Header hygiene for proxied requests and responses (docs/proxy.md, "Headers").
@@ -12,7 +13,9 @@ import { randomHex } from '../../core/ids.ts';
  * - `X-Forwarded-For` gains the client's address; `X-Forwarded-Proto` and `-Host` are set from
  *   this connection, replacing whatever the client claimed.
  * - `traceparent` (W3C Trace Context) is passed on, or generated when absent or malformed, so
- *   every proxied request can be followed into the upstream's logs.
+ *   every proxied request can be followed into the upstream's logs. When tracing is on, the
+ *   gateway's own span takes the caller's place (proxy/tracing.ts), and each exchange with the
+ *   upstream its client span's.
  */
 const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate'];
 
@@ -71,8 +74,6 @@ export function repeatedField(rawHeaders: readonly string[]): { name: string; li
   return null;
 }
 
-const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
-
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -119,6 +120,8 @@ export interface ForwardContext {
   authorizationIsOurs: boolean;
   /** A body is coming: the hop to the upstream re-frames it (chunked unless its length is known). */
   hasBody: boolean;
+  /** The gateway request's span, when tracing is on: the upstream's parent instead of the caller's. */
+  traceparent: string | null;
 }
 
 /**
@@ -136,12 +139,12 @@ export function prepareUpstreamHeaders(headers: IncomingHttpHeaders, context: Fo
   headers['x-forwarded-proto'] = 'http';
   if (host) headers['x-forwarded-host'] = host;
   else remove(headers, 'x-forwarded-host');
-  const traceparent = single(headers['traceparent']);
-  if (traceparent !== undefined && TRACEPARENT.test(traceparent)) return traceparent;
-  const generated = newTraceparent();
-  headers['traceparent'] = generated;
-  remove(headers, 'tracestate');
-  return generated;
+  const incoming = single(headers['traceparent']);
+  const continued = incoming !== undefined && TRACEPARENT.test(incoming);
+  if (!continued) remove(headers, 'tracestate');
+  const traceparent = context.traceparent ?? (continued ? incoming : newTraceparent());
+  headers['traceparent'] = traceparent;
+  return traceparent;
 }
 
 /**

@@ -5,12 +5,13 @@ import type { HeldOutcome, HeldRequest, HeldRequestSender } from '../../core/hel
 import { requestId } from '../../core/ids.ts';
 import { json, type Reply } from '../http/reply.ts';
 import type { Services } from '../services.ts';
+import type { Tracing } from '../tracing.ts';
 import { proxiedAuditDraft } from './audit-entry.ts';
 import { sendBuffered } from './buffered-exchange.ts';
 import type { ProxyExchange } from './exchange.ts';
 import { heldHeaders } from './headers.ts';
 import { readBody } from './request-body.ts';
-import type { Upstreams } from './upstreams.ts';
+import { upstreamPath, type Upstreams } from './upstreams.ts';
 
 /**
  * The transport half of held requests (the rules are core/held-requests.ts). Holding reads the
@@ -50,27 +51,30 @@ export async function holdRequest(services: Services, ex: ProxyExchange, req: In
   return { reply, decision };
 }
 
-/** Sends executed held requests for core/held-requests.ts, over the routes' keep-alive agents. */
+/**
+ * Sends executed held requests for core/held-requests.ts, over the routes' keep-alive agents.
+ * With `tracing`, a send is a client span in the trace the request was held in: a child of the
+ * `traceparent` it kept, which is the holding request's span when that was traced too.
+ */
 export class HeldRequestSending implements HeldRequestSender {
   constructor(
     private readonly upstreams: Upstreams,
     private readonly responseLimit: number,
+    private readonly tracing: Tracing | null,
   ) {}
 
   async send(held: HeldRequest): Promise<{ outcome: HeldOutcome; audit: AuditDraft }> {
     const upstream = new URL(held.facts.route.upstream);
-    const outcome = await sendBuffered(
-      this.upstreams,
-      {
-        origin: upstream,
-        method: held.facts.method,
-        path: upstream.pathname.replace(/\/$/, '') + held.forward.target,
-        headers: held.forward.headers,
-        body: held.forward.body,
-        timeoutMs: held.forward.timeoutMs,
-      },
-      this.responseLimit,
-    );
+    const request = {
+      origin: upstream,
+      method: held.facts.method,
+      path: upstreamPath(upstream, held.forward.target),
+      headers: held.forward.headers,
+      body: held.forward.body,
+      timeoutMs: held.forward.timeoutMs,
+    };
+    const span = this.tracing?.upstreamCall(held.forward.headers['traceparent'], { ...request, attributes: { 'gatehouse.decision_id': held.decisionId } }) ?? null;
+    const outcome = await sendBuffered(this.upstreams, request, this.responseLimit, span);
     const upstreamStatus = outcome.kind === 'response' ? outcome.response.status : null;
     const audit = proxiedAuditDraft(
       {

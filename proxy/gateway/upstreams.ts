@@ -7,6 +7,7 @@ import httpProxy from 'http-proxy';
 import { stripHopByHop } from './headers.ts';
 import type { ProxyRoute } from './routes-config.ts';
 import { log } from '../../core/log.ts';
+import type { GatewaySpan, UpstreamSpan } from '../tracing.ts';
 
 /**
  * Forwarding to upstreams with http-proxy: one keep-alive agent per upstream origin, bodies
@@ -20,6 +21,8 @@ import { log } from '../../core/log.ts';
  * - Retries (`retry.attempts`) happen only for idempotent methods (GET, HEAD, OPTIONS, PUT,
  *   DELETE), only for requests whose body is not streamed (a streamed body is gone once sent,
  *   and is not kept to be sent again), and only while nothing of the response has been sent.
+ * - When the request is traced, each try is a client span under the request's, and the upstream
+ *   receives that span as its `traceparent`.
  */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
@@ -66,6 +69,11 @@ function proxyTarget(upstream: URL): Partial<Url> {
     port: upstream.port,
     path: upstream.pathname,
   };
+}
+
+/** What the upstream is asked for: its base path, then the request's path and query. */
+export function upstreamPath(upstream: URL, target: string): string {
+  return upstream.pathname.replace(/\/$/, '') + target;
 }
 
 export class Upstreams {
@@ -125,19 +133,21 @@ export class Upstreams {
   /**
    * Streams `req` to the route's upstream and the answer back into `res`. Resolves when the
    * exchange is over; on a failure before any response byte nothing is written, and the caller
-   * answers 502 or 504.
+   * answers 502 or 504. `span` is the request's, when it is traced.
    */
-  forward(req: IncomingMessage, res: ServerResponse, route: ProxyRoute, body: ForwardBody): Promise<ForwardResult> {
+  forward(req: IncomingMessage, res: ServerResponse, route: ProxyRoute, body: ForwardBody, span: GatewaySpan | null = null): Promise<ForwardResult> {
     const retryable = IDEMPOTENT.has(req.method ?? '') && body !== 'streamed';
     const maxAttempts = retryable ? route.retry.attempts : 1;
     const started = performance.now();
     return new Promise((resolve) => {
       const result: ForwardResult = { upstreamStatus: null, latencyMs: null, failure: null, clientGone: false, attempts: 0 };
       let settled = false;
+      let call: UpstreamSpan | null = null;
       const settle = () => {
         if (settled) return;
         settled = true;
         this.attempts.delete(req);
+        call?.end(result.failure);
         resolve(result);
       };
       res.once('finish', settle);
@@ -147,12 +157,20 @@ export class Upstreams {
       });
       const attempt = () => {
         result.attempts++;
+        // A retry that gets its answer leaves the failed tries behind.
+        result.failure = null;
+        if (span) {
+          // http-proxy copies the request's headers into each try's.
+          call = span.upstream({ method: req.method ?? 'GET', origin: route.upstream, path: upstreamPath(route.upstream, req.url ?? '/'), resendCount: result.attempts - 1 });
+          req.headers['traceparent'] = call.traceparent;
+        }
         const state: Attempt = {
           timeoutMs: route.timeoutMs,
           timedOut: false,
           onResponse(proxyRes) {
             result.upstreamStatus = proxyRes.statusCode ?? null;
             result.latencyMs = performance.now() - started;
+            call?.answered(result.upstreamStatus ?? 0);
             // An upstream that dies mid-body must not leave the client waiting for the rest.
             proxyRes.once('aborted', () => res.destroy());
             proxyRes.once('error', () => res.destroy());
@@ -164,6 +182,7 @@ export class Upstreams {
         const buffer = Buffer.isBuffer(body) ? Readable.from([body]) : result.attempts > 1 ? Readable.from([]) : undefined;
         this.proxy.web(req, res, { target: this.targetFor(route.upstream), agent: this.agentFor(route.upstream), ...(buffer ? { buffer } : {}) }, () => {
           result.failure = state.timedOut ? 'upstream_timeout' : 'upstream_unavailable';
+          call?.end(result.failure);
           if (res.headersSent) {
             res.destroy();
             return;

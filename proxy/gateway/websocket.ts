@@ -4,12 +4,13 @@ import { GatehouseError } from '../../core/errors.ts';
 import { routeDenial } from '../../core/route-access.ts';
 import type { Reply } from '../http/reply.ts';
 import type { Services } from '../services.ts';
+import type { Tracing } from '../tracing.ts';
 import { admit } from './admission.ts';
 import { newExchange, type ProxyExchange } from './exchange.ts';
 import { prepareUpstreamHeaders } from './headers.ts';
 import { matchRoute } from './route-match.ts';
 import type { RoutesSource } from './routes-config.ts';
-import type { Upstreams } from './upstreams.ts';
+import { upstreamPath, type Upstreams } from './upstreams.ts';
 
 /**
  * WebSocket upgrades, under the same routes and the same checks as plain requests (signatures
@@ -24,6 +25,7 @@ export interface UpgradeDeps {
   services: Services;
   routes: RoutesSource;
   upstreams: Upstreams;
+  tracing: Tracing | null;
   /** Audits and counts the upgrade once its outcome is known. */
   record(ex: ProxyExchange, outcome: UpgradeOutcome): void;
   /** Turns a refusal into a problem reply (and logs what is a bug). */
@@ -31,7 +33,7 @@ export interface UpgradeDeps {
 }
 
 export async function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
-  const ex = newExchange(req);
+  const ex = newExchange(req, deps.tracing);
   socket.on('error', () => socket.destroy());
   try {
     const route = matchRoute(deps.routes.current(), ex.method, req.headers.host, ex.path);
@@ -43,7 +45,9 @@ export async function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, soc
       throw new GatehouseError('policy_denied', why, { reasons: [...ex.check!.verdict.reasons, why], policy: ex.check!.policy });
     }
     const upgradeTo = req.headers['upgrade'] ?? 'websocket';
-    ex.traceparent = prepareUpstreamHeaders(req.headers, { clientAddress: ex.clientAddress, authorizationIsOurs: route.auth !== 'none', hasBody: false });
+    ex.traceparent = prepareUpstreamHeaders(req.headers, { clientAddress: ex.clientAddress, authorizationIsOurs: route.auth !== 'none', hasBody: false, traceparent: ex.span?.traceparent ?? null });
+    const call = ex.span?.upstream({ method: ex.method, origin: route.upstream, path: upstreamPath(route.upstream, ex.target) }) ?? null;
+    if (call) req.headers['traceparent'] = call.traceparent;
     req.headers['connection'] = 'upgrade';
     req.headers['upgrade'] = upgradeTo;
     const started = performance.now();
@@ -55,6 +59,8 @@ export async function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, soc
       route,
       (status) => {
         answered = true;
+        call?.answered(status);
+        call?.end();
         deps.record(ex, { status, code: null, outcome: 'forwarded', upstreamStatus: status, latencyMs: performance.now() - started });
       },
       () => {
@@ -63,6 +69,7 @@ export async function handleUpgrade(deps: UpgradeDeps, req: IncomingMessage, soc
           return;
         }
         answered = true;
+        call?.end('upstream_unavailable');
         const { reply, code } = deps.refusal(ex, new GatehouseError('upstream_unavailable', 'the upstream could not be reached'));
         refuse(socket, reply, ex.responseHeaders);
         deps.record(ex, { status: reply.status, code, outcome: 'failed', upstreamStatus: null, latencyMs: null });

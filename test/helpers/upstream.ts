@@ -153,5 +153,15 @@ export function send(
   });
 }
 
+/** A held request's result, read until it is neither held nor being sent (a bounded wait). */
+export async function settled<T extends { json?: { state?: unknown } }>(read: () => Promise<T>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const answer = await read();
+    if (answer.json?.state !== 'pending' && answer.json?.state !== 'held') return answer;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the held request never settled');
+}
+
 /** A route policy that forwards every request at once: for tests about transport, not access. */
 export const OPEN_ACCESS = { 'open-access-v1.rego': 'package gatehouse.open_access.v1\n\nallow := true\n\ngate := "auto"\n' };
