@@ -47,16 +47,30 @@ export function canPin(): boolean {
 /** Starts `gatehouse serve` on 127.0.0.1, an ephemeral port, and resolves once it listens. */
 export async function startGatehouseProcess(options: GatehouseProcessOptions): Promise<GatehouseProcess> {
   mkdirSync(options.dir, { recursive: true });
-  const logFile = path.join(options.dir, 'serve.log');
   const serve = [process.execPath, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(options.dir, 'data')];
   serve.push('--signatures', 'off', '--rate-sandbox', UNLIMITED, '--rate-production', UNLIMITED);
   if (options.cluster) serve.push('--nats', options.cluster.urls.join(','), '--nats-namespace', options.cluster.namespace);
-  const [command, ...args] = options.core === null ? serve : ['taskset', '-c', String(options.core), ...serve];
+  const env = { GATEHOUSE_ADMIN_KEY: options.adminKey, ...(options.cluster ? { GATEHOUSE_NODE_ID: options.cluster.nodeId } : {}) };
+  const started = await startListeningProcess('gatehouse serve', serve, env, path.join(options.dir, 'serve.log'), options.core);
+  return { url: started.url, pid: started.pid, core: options.core, stop: started.stop };
+}
+
+/** A server in a child process of its own, once it has printed `listening on <url>`: what it printed, and how to stop it. */
+export interface ListeningProcess {
+  url: string;
+  pid: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `argv` (pinned to `core` with taskset, unless null) with its output in `logFile`, and
+ * resolves once it prints `listening on <url>`; it is killed if this process exits first.
+ */
+export async function startListeningProcess(name: string, argv: string[], env: Record<string, string>, logFile: string, core: number | null): Promise<ListeningProcess> {
+  const [command, ...args] = core === null ? argv : ['taskset', '-c', String(core), ...argv];
   const log = openSync(logFile, 'a');
-  const child = spawn(command!, args, {
-    env: { ...process.env, GATEHOUSE_ADMIN_KEY: options.adminKey, ...(options.cluster ? { GATEHOUSE_NODE_ID: options.cluster.nodeId } : {}) },
-    stdio: ['ignore', log, log],
-  });
+  const child = spawn(command!, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
   closeSync(log);
   let spawnError: Error | null = null;
   child.once('error', (error) => (spawnError = error));
@@ -79,13 +93,13 @@ export async function startGatehouseProcess(options: GatehouseProcessOptions): P
   };
   const output = () => readFileSync(logFile, 'utf8');
   for (const deadline = Date.now() + START_TIMEOUT_MS; ; ) {
-    if (spawnError) throw new Error(`gatehouse serve did not start: ${(spawnError as Error).message}`);
-    if (!running()) throw new Error(`gatehouse serve exited (${child.exitCode ?? child.signalCode}) before listening:\n${output().slice(-2000)}`);
+    if (spawnError) throw new Error(`${name} did not start: ${(spawnError as Error).message}`);
+    if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before listening:\n${output().slice(-2000)}`);
     const url = /listening on (http:\/\/\S+)/.exec(output())?.[1];
-    if (url) return { url, pid: child.pid!, core: options.core, stop };
+    if (url) return { url, pid: child.pid!, output, stop };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`gatehouse serve did not listen within ${START_TIMEOUT_MS / 1000} s:\n${output().slice(-2000)}`);
+      throw new Error(`${name} did not listen within ${START_TIMEOUT_MS / 1000} s:\n${output().slice(-2000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

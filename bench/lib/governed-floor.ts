@@ -35,16 +35,16 @@ import { listenUws, type BaselineServer } from './baseline-servers.ts';
 import { compileBundledPolicy } from './scenario-gatehouse.ts';
 
 const POLICY = 'decision-gate-v1';
-const GENESIS = '0'.repeat(64);
+export const GENESIS = '0'.repeat(64);
 /** Commit before the call returns; `noSync` leaves writing the pages out to the OS. */
-const COMMIT_NOW = TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH;
+export const COMMIT_NOW = TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH;
 
 export interface GovernedFloor extends BaselineServer {
   /** `Authorization: Bearer <secret>` of the sandbox key it issued itself. */
   auth: { authorization: string };
 }
 
-interface Principal {
+export interface Principal {
   env: string;
   keyId: string;
   roles: string[];
@@ -60,7 +60,7 @@ interface Verdict {
 }
 
 /** A decision waiting for the turn's transaction, and how to answer once it is stored. */
-interface Pending {
+export interface Pending {
   decisionId: string;
   decision: Buffer;
   /** The audit entry's canonical JSON up to `seq`, the one member only the transaction knows. */
@@ -68,10 +68,10 @@ interface Pending {
   answer(status: string, body: Buffer | string): void;
 }
 
-const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
+export const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 
 /** The flat map decision policies read (`"ns:name": value`), in sorted order as Gatehouse sends it. */
-function contextValues(context: CreateDecisionBody['context']): Record<string, number> {
+export function contextValues(context: CreateDecisionBody['context']): Record<string, number> {
   if (!Array.isArray(context)) return {};
   const sorted = [...context].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   return Object.fromEntries(sorted.map((entry) => [entry.source, entry.value]));
@@ -80,12 +80,9 @@ function contextValues(context: CreateDecisionBody['context']): Record<string, n
 /** Starts the floor with decision-gate-v1, on its own LMDB environment under `workDir`. */
 export async function startGovernedFloor(workDir: string): Promise<GovernedFloor> {
   const dir = mkdtempSync(path.join(workDir, 'floor-'));
-  const wasm = await compileBundledPolicy(dir, POLICY);
-  const moduleHash = `sha256:${sha256Hex(wasm)}`;
-  const policy = await loadPolicy(wasm);
-  const checkBody = TypeCompiler.Compile(CreateDecisionBody);
+  const { policy, moduleHash, checkBody } = await loadFloorPolicy(dir);
   const root = open({ path: path.join(dir, 'floor.mdb'), maxDbs: 2, noSync: true });
-  const decisions = root.openDB<Buffer, string>({ name: 'decisions', encoding: 'binary' });
+  const decisions = root.openDB<Uint8Array, string>({ name: 'decisions', encoding: 'binary' });
   const audit = root.openDB<string, number>({ name: 'audit', encoding: 'string' });
 
   const secret = randomBytes(24).toString('base64url');
@@ -97,33 +94,83 @@ export async function startGovernedFloor(workDir: string): Promise<GovernedFloor
   const commitQueued = () => {
     const batch = queue;
     queue = [];
-    let { seq, hash } = tail;
+    const linked = linkEntries(tail, batch);
     try {
       root.transactionSync(() => {
-        for (const pending of batch) {
-          seq++;
-          const entry = `${pending.entryHead},"seq":${seq},"status":200}`;
-          const prevHash = hash;
-          hash = sha256Hex(prevHash + entry);
-          audit.putSync(seq, `{"entry":${entry},"hash":"${hash}","prevHash":"${prevHash}"}`);
-          decisions.putSync(pending.decisionId, pending.decision);
+        let seq = tail.seq;
+        for (const [decisionId, decision, entry] of linked.entries) {
+          audit.putSync(++seq, entry);
+          decisions.putSync(decisionId, decision);
         }
       }, COMMIT_NOW);
     } catch (error) {
       for (const pending of batch) pending.answer('500 Internal Server Error', JSON.stringify({ detail: String(error) }));
       return;
     }
-    tail = { seq, hash };
+    tail = linked.tail;
     for (const pending of batch) pending.answer('200 OK', pending.decision);
   };
 
+  const decide = floorDecider(policy, moduleHash, () => `${Date.now().toString(36)}${(++lastId).toString(36).padStart(6, '0')}`, (pending) => {
+    if (queue.length === 0) setImmediate(commitQueued);
+    queue.push(pending);
+  });
+
+  const app = floorApp(keys, checkBody, decide);
+  const server = await listenUws(app, 'governed floor');
+  return {
+    origin: server.origin,
+    auth: { authorization: `Bearer ${secret}` },
+    close: async () => {
+      await server.close();
+      await root.close();
+    },
+  };
+}
+
+/** The chain's last entry: its number and hash. */
+export interface FloorTail {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * A batch's audit entries chained behind `tail` (SHA-256 over the previous hash and the entry's
+ * canonical JSON), each with its decision: [decision id, record, stored entry], and the new tail.
+ */
+export function linkEntries(tail: FloorTail, batch: readonly Pending[]): { entries: Array<[string, Uint8Array, string]>; tail: FloorTail } {
+  let { seq, hash } = tail;
+  const entries: Array<[string, Uint8Array, string]> = [];
+  for (const pending of batch) {
+    seq++;
+    const entry = `${pending.entryHead},"seq":${seq},"status":200}`;
+    const prevHash = hash;
+    hash = sha256Hex(prevHash + entry);
+    entries.push([pending.decisionId, pending.decision, `{"entry":${entry},"hash":"${hash}","prevHash":"${prevHash}"}`]);
+  }
+  return { entries, tail: { seq, hash } };
+}
+
+/** decision-gate-v1 compiled by the project's compiler into `dir` and loaded, and the body's schema check. */
+export async function loadFloorPolicy(dir: string) {
+  const wasm = await compileBundledPolicy(dir, POLICY);
+  return { policy: await loadPolicy(wasm), moduleHash: `sha256:${sha256Hex(wasm)}`, checkBody: TypeCompiler.Compile(CreateDecisionBody) };
+}
+
+type FloorPolicy = Awaited<ReturnType<typeof loadFloorPolicy>>;
+
+/**
+ * The governed work of one decision: the policy input in the shape Gatehouse builds it, its
+ * digest, the policy's verdict, the record and the audit entry's head, handed to `queue`; or the
+ * refusal, answered at once. `suffix` names each decision uniquely.
+ */
+export function floorDecider(policy: FloorPolicy['policy'], moduleHash: string, suffix: () => string, queue: (pending: Pending) => void) {
   const encoder = new TextEncoder();
-  /** The decision stored and the entry queued, or the status and detail it is refused with. */
-  const decide = (principal: Principal, body: CreateDecisionBody, answer: Pending['answer']): void => {
+  return (principal: Principal, body: CreateDecisionBody, answer: Pending['answer']): void => {
     const now = Date.now();
     const at = new Date(now).toISOString();
-    const suffix = `${now.toString(36)}${(++lastId).toString(36).padStart(6, '0')}`;
-    const id = `dec_${suffix}`;
+    const unique = suffix();
+    const id = `dec_${unique}`;
     const inputs = body.inputs ?? [];
     const objectives = body.objectives ?? [];
     // Members in sorted order, so this text is canonical JSON: what the policy reads is what the digest covers.
@@ -143,13 +190,15 @@ export async function startGovernedFloor(workDir: string): Promise<GovernedFloor
     const decision = {
       id, title: body.title, policy: POLICY, moduleHash, context: body.context, inputs, objectives, status: 'created', gate: verdict.gate, nextAction: verdict.nextAction,
       reasons: verdict.reasons, requiredApprovals: verdict.approvals, approvals: [], history: [{ action: 'create', keyId: principal.keyId, at, status: 'created', comment: null }],
-      createdBy: principal.keyId, createdAt: at, updatedAt: at, auditTrail: `trace_${suffix}`, revision: 1, subject: null,
+      createdBy: principal.keyId, createdAt: at, updatedAt: at, auditTrail: `trace_${unique}`, revision: 1, subject: null,
     };
     const entryHead = JSON.stringify({ at, decisionId: id, env: principal.env, inputDigest, keyId: principal.keyId, method: 'POST', moduleHash, path: '/v1/decisions', policy: POLICY, result }).slice(0, -1);
-    if (queue.length === 0) setImmediate(commitQueued);
-    queue.push({ decisionId: id, decision: Buffer.from(JSON.stringify(decision)), entryHead, answer });
+    queue({ decisionId: id, decision: Buffer.from(JSON.stringify(decision)), entryHead, answer });
   };
+}
 
+/** The floor's HTTP side: POST /v1/decisions, its key lookup, body parse and schema check, then `decide`. */
+export function floorApp(keys: ReadonlyMap<string, Principal>, checkBody: FloorPolicy['checkBody'], decide: (principal: Principal, body: CreateDecisionBody, answer: Pending['answer']) => void): uWS.TemplatedApp {
   const app = uWS.App();
   app.post('/v1/decisions', (res, req) => {
     const principal = keys.get(sha256Hex(req.getHeader('authorization').replace(/^Bearer /, '')));
@@ -177,13 +226,5 @@ export async function startGovernedFloor(workDir: string): Promise<GovernedFloor
       decide(principal, body, answer);
     });
   });
-  const server = await listenUws(app, 'governed floor');
-  return {
-    origin: server.origin,
-    auth: { authorization: `Bearer ${secret}` },
-    close: async () => {
-      await server.close();
-      await root.close();
-    },
-  };
+  return app;
 }

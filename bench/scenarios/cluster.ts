@@ -5,6 +5,9 @@
  * - `single-node`: one instance on LMDB alone (the single-node default, the baseline);
  * - `cluster-1`: one instance in cluster mode, every commit published to the replicated stream;
  * - `cluster-2`: two instances of one cluster, the load split evenly between them;
+ * - `floor-cluster-2`: the lean clustered floor (bench/lib/cluster-floor.ts), two processes doing
+ *   the governed work and the compare-and-set replication with the least code: what the machine
+ *   and NATS allow, against which cluster-2 is judged (`p99RatioFloor`, `cpuPerRequestRatioFloor`);
  *
  * all beside one local 3-server NATS JetStream cluster (test/helpers/nats-cluster.ts; the stream
  * has 3 replicas). Each instance is `gatehouse serve` in a child process of its own
@@ -23,11 +26,12 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { NatsCluster, NatsServer } from '../../test/helpers/nats-cluster.ts';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { DECISION_BODY } from '../lib/decision-body.ts';
-import { canPin, decisionsAnswered, startGatehouseProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
+import { canPin, decisionsAnswered, startGatehouseProcess, startListeningProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
 import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { readProcessCpuS } from '../lib/machine-cpu.ts';
 import { runName } from '../lib/series-metrics.ts';
@@ -83,6 +87,33 @@ async function issueLoadKey(instances: GatehouseProcess[], adminKey: string): Pr
     }
   }
   return headers;
+}
+
+const FLOOR = fileURLToPath(new URL('../lib/cluster-floor.ts', import.meta.url));
+const REGISTER = fileURLToPath(new URL('../../scripts/register-typescript.js', import.meta.url));
+
+/**
+ * The lean clustered floor (bench/lib/cluster-floor.ts): `count` processes replicating through
+ * one stream of the run's NATS cluster, pinned like Gatehouse's instances; the key they share.
+ */
+async function deployFloor(name: string, count: number, nats: NatsCluster, options: ScenarioOptions, pin: boolean): Promise<Deployment> {
+  const stream = `${name.replace(/[^A-Za-z0-9_-]/g, '_').toUpperCase()}_COMMITS`;
+  const instances: GatehouseProcess[] = [];
+  let authorization = '';
+  try {
+    for (let i = 0; i < count; i++) {
+      options.progress(`${name}: starting floor process ${i + 1} of ${count}`);
+      const core = pin ? i % availableParallelism() : null;
+      const argv = [process.execPath, `--import=${REGISTER}`, FLOOR, options.workDir, nats.urls.join(','), stream, `n${i + 1}`];
+      const started = await startListeningProcess(name, argv, {}, path.join(options.workDir, `${name}-${i + 1}.log`), core);
+      authorization = /listening on \S+ (Bearer \S+)/.exec(started.output())![1]!;
+      instances.push({ url: started.url, pid: started.pid, core, stop: started.stop });
+    }
+    return { name, baseline: true, instances, stream, headers: { authorization, 'content-type': 'application/json' } };
+  } catch (error) {
+    await Promise.all(instances.map((instance) => instance.stop()));
+    throw error;
+  }
 }
 
 /** `count` instances, started one after another (the first creates the stream and bucket), and a key for the load. */
@@ -260,11 +291,11 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   options.progress('starting a 3-server NATS JetStream cluster');
   const nats = await startNatsCluster({ size: 3, dir: path.join(options.workDir, 'nats'), readyTimeoutMs: NATS_READY_TIMEOUT_MS });
   try {
-    for (const [name, count, clustered] of [['single-node', 1, false], ['cluster-1', 1, true], ['cluster-2', 2, true]] as const) {
-      const deployment = await deploy(name, count, clustered ? nats : null, options, pin);
+    for (const [name, count, clustered] of [['single-node', 1, false], ['floor-cluster-2', 2, 'floor'], ['cluster-1', 1, true], ['cluster-2', 2, true]] as const) {
+      const deployment = clustered === 'floor' ? await deployFloor(name, count, nats, options, pin) : await deploy(name, count, clustered ? nats : null, options, pin);
       try {
         await measure(deployment, clustered ? nats : null, rates, options, series, metrics);
-        if (count === 2) notes.push(...(await measureFailover(deployment, nats, options, metrics)));
+        if (clustered === true && count === 2) notes.push(...(await measureFailover(deployment, nats, options, metrics)));
       } finally {
         await Promise.all(deployment.instances.map((instance) => instance.stop()));
       }
@@ -274,8 +305,15 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   }
 
   const ratio = (a: number, b: number) => Math.round((a / Math.max(b, 1e-9)) * 1000) / 1000;
+  // Cluster mode against the lean clustered floor doing the same replication, at each run.
+  for (const s of series.filter((s) => s.target === 'cluster-2')) {
+    const floor = series.find((f) => f.target === 'floor-cluster-2' && runName(f) === runName(s));
+    if (!floor) continue;
+    metrics[`p99RatioFloor.cluster-2.${runName(s)}`] = ratio(s.latencyMs.p99, floor.latencyMs.p99);
+    if (s.cpuUsPerRequest !== undefined && floor.cpuUsPerRequest) metrics[`cpuPerRequestRatioFloor.cluster-2.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
+  }
   const single = (run: string) => series.find((s) => s.target === 'single-node' && runName(s) === run);
-  for (const s of series.filter((s) => s.target !== 'single-node')) {
+  for (const s of series.filter((s) => s.target !== 'single-node' && !s.baseline)) {
     const run = runName(s);
     const base = single(run);
     if (run === 'max' && base) metrics[`maxThroughputRatioSingle.${s.target}`] = ratio(s.throughput, base.throughput);
