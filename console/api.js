@@ -1,6 +1,8 @@
 // The console's calls to the /v1 API. After sign-in the browser authenticates them with the
 // session cookie (HttpOnly: no script, this one included, can read it); the API key itself is
-// sent once, to POST /v1/sessions, and kept nowhere.
+// sent once, to POST /v1/sessions, and kept nowhere. A session opened with a sign-in code (keys
+// that must sign) also signs every call with the page's own key (request-signing.js).
+import { forgetSessionKey, hasSessionKey, newSessionKey, signatureHeaders, useSessionKey } from './request-signing.js';
 
 /** A refusal from the API: its problem document (RFC 9457), with `reasons` for a policy's. */
 export class ApiError extends Error {
@@ -13,7 +15,7 @@ export class ApiError extends Error {
 
 let unauthenticated = () => {};
 
-/** Called when the session has ended (a 401): the console goes back to its sign-in form. */
+/** Called with the reason when the session has ended (a 401): the console goes back to its sign-in form. */
 export function onUnauthenticated(handler) {
   unauthenticated = handler;
 }
@@ -24,21 +26,32 @@ async function send(method, path, { body, headers = {} } = {}) {
   if (method !== 'GET') init.headers['x-gatehouse-csrf'] = '1';
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
+    init.body = new TextEncoder().encode(JSON.stringify(body));
   }
-  const response = await fetch(path, init);
+  // The target as the browser sends it, which is what the signature covers.
+  const url = new URL(path, location.origin).href;
+  Object.assign(init.headers, await signatureHeaders(method, url, init.body ?? null));
+  const response = await fetch(url, init);
   const text = await response.text();
   const parsed = text ? JSON.parse(text) : null;
   if (response.ok) return parsed;
   throw new ApiError(response.status, parsed);
 }
 
-/** A call made with the session; a 401 means it has ended. */
+/**
+ * A call made with the session; a 401 `unauthenticated` means it has ended. So does any 401 while
+ * the page signs with a session key (another tab may have replaced the session, or the clock is
+ * far off): the page cannot go on with it. Without a key, a signature a policy asks for is shown
+ * like any refusal.
+ */
 export async function api(method, path, options) {
   try {
     return await send(method, path, options);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) unauthenticated();
+    if (error instanceof ApiError && error.status === 401 && (error.problem.code === 'unauthenticated' || hasSessionKey())) {
+      forgetSessionKey();
+      unauthenticated(error.message);
+    }
     throw error;
   }
 }
@@ -55,8 +68,23 @@ export function signIn(key) {
   return send('POST', '/v1/sessions', { headers: { authorization: `Bearer ${key}` } });
 }
 
-export function signOut() {
-  return send('DELETE', '/v1/sessions/current');
+/** Sign-in codes are what a key that must sign signs in with (POST /v1/sessions/codes). */
+export const SIGN_IN_CODE = /^ghc_/;
+
+/** Redeems a sign-in code with a fresh key pair, which signs every later call of the session. */
+export async function redeemCode(code) {
+  const { key, jwk } = await newSessionKey();
+  const me = await send('POST', '/v1/sessions/redeem', { body: { code, jwk } });
+  useSessionKey(key, me.session.signingKey.kid);
+  return me;
+}
+
+export async function signOut() {
+  try {
+    return await send('DELETE', '/v1/sessions/current');
+  } finally {
+    forgetSessionKey();
+  }
 }
 
 export function whoAmI() {

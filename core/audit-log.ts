@@ -60,6 +60,8 @@ export interface SignatureSummary {
   alg: string | null;
   /** The check that failed (docs/signatures.md), when `failed`. */
   failure: string | null;
+  /** Present (true) when the signature was made with the key of the console session that authenticated the request (docs/console.md). */
+  session?: true;
 }
 
 /** How an audit entry records a policy's verdict. */

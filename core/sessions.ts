@@ -5,6 +5,9 @@ import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
 import { principalOf, type KeyRecord, type KeyRegistry } from './keys.ts';
 import type { Principal } from './principal.ts';
+import { SessionCodes } from './session-codes.ts';
+import { assertStillAuthorised, sessionSigningKey, type SessionSigningKey } from './session-signing-keys.ts';
+import type { SigningKeyRegistry } from './signing-keys.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -13,6 +16,9 @@ import type { Store } from './store.ts';
  * stored. A session ends when it has been idle for `idleMs`, `maxMs` after it began, when it is
  * signed out, or as soon as its key is no longer active: every use reads the key again, so a
  * session is never worth more than its key is now.
+ *
+ * A session opened with a one-time sign-in code (core/session-codes.ts) carries the public key
+ * its page signs with (core/session-signing-keys.ts): requests on it must be signed with that key.
  */
 export interface SessionLimits {
   idleMs: number;
@@ -36,6 +42,8 @@ export interface SessionRecord {
   /** Epoch ms: the session ends at the earlier of these. */
   idleExpiresAt: number;
   expiresAt: number;
+  /** The key the session's page signs with, when it was opened with a sign-in code (absent on records from before codes). */
+  signingKey?: SessionSigningKey | null;
 }
 
 /** A session in use: who it authenticates and, when its idle expiry should move, the record to write. */
@@ -49,6 +57,8 @@ const TOKEN_PREFIX = 'ghs_';
 
 export class Sessions {
   private readonly db: Database<SessionRecord, string>;
+  /** The one-time codes that open sessions bound to a page's key. */
+  readonly codes: SessionCodes;
 
   constructor(
     private readonly store: Store,
@@ -56,10 +66,14 @@ export class Sessions {
     readonly limits: SessionLimits = SESSION_LIMITS,
   ) {
     this.db = store.database<SessionRecord, string>('sessions');
+    this.codes = new SessionCodes(store);
   }
 
-  /** A new session for an active key and its token, not yet stored: write it with `write` in the request's transaction. */
-  open(key: KeyRecord, now = Date.now()): { record: SessionRecord; token: string } {
+  /**
+   * A new session for an active key and its token, not yet stored: write it with `write` in the
+   * request's transaction. With `signingKey`, the session's requests must be signed with it.
+   */
+  open(key: KeyRecord, now = Date.now(), signingKey: SessionSigningKey | null = null): { record: SessionRecord; token: string } {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record: SessionRecord = {
       hash: sha256Hex(token),
@@ -68,8 +82,24 @@ export class Sessions {
       createdAt: new Date(now).toISOString(),
       idleExpiresAt: Math.min(now + this.limits.idleMs, now + this.limits.maxMs),
       expiresAt: now + this.limits.maxMs,
+      signingKey,
     };
     return { record, token };
+  }
+
+  /**
+   * Redeems a sign-in code: a session for the key it was issued to, signing with the page's
+   * public `jwk`. 401 for a code that is unknown, used or expired, or whose key or authorising
+   * signing key is no longer active; 400 for a JWK that is not an Ed25519 or P-256 public key.
+   * Nothing is stored: inside the request's transaction, `codes.assertUnused(code)`, then
+   * `codes.remove(code)` and `write(record)`.
+   */
+  async redeem(code: string, jwk: Record<string, unknown>, signingKeys: SigningKeyRegistry, now = Date.now()) {
+    const issued = this.codes.find(code, now);
+    const key = this.activeKey(issued.keyId);
+    const signingKey = await sessionSigningKey(signingKeys, jwk, issued.authorisedBy);
+    assertStillAuthorised(signingKeys, key.id, signingKey);
+    return { code: issued, principal: principalOf(key), ...this.open(key, now, signingKey) };
   }
 
   /** Stores a session; call inside `store.commit`. */
@@ -88,20 +118,32 @@ export class Sessions {
     if (!session || Math.min(session.idleExpiresAt, session.expiresAt) <= now) {
       throw new GatehouseError('unauthenticated', 'this session has ended or is not known: sign in again');
     }
-    const key = this.keys.get(session.keyId);
-    if (!key || key.status !== 'active') {
-      throw new GatehouseError('unauthenticated', `the API key of this session is ${key ? key.status : 'gone'}: sign in again`);
-    }
+    const key = this.activeKey(session.keyId);
     const idleExpiresAt = Math.min(now + this.limits.idleMs, session.expiresAt);
     const touched = idleExpiresAt - session.idleExpiresAt >= TOUCH_INTERVAL_MS ? Object.assign({}, session, { idleExpiresAt }) : null;
     return { session, principal: principalOf(key), touched };
   }
 
-  /** Removes the sessions that have ended; returns how many. */
+  private activeKey(id: string): KeyRecord {
+    const key = this.keys.get(id);
+    if (!key || key.status !== 'active') {
+      throw new GatehouseError('unauthenticated', `the API key of this session is ${key ? key.status : 'gone'}: sign in again`);
+    }
+    return key;
+  }
+
+  /** Removes the sessions that have ended and the codes that have expired; returns how many. */
   async purgeExpired(now = Date.now()): Promise<number> {
-    const expired: string[] = [];
-    for (const { key, value } of this.db.getRange()) if (Math.min(value.idleExpiresAt, value.expiresAt) <= now) expired.push(key);
-    if (expired.length) await this.store.commit(() => expired.forEach((key) => this.db.remove(key)));
-    return expired.length;
+    const sessions: string[] = [];
+    for (const { key, value } of this.db.getRange()) if (Math.min(value.idleExpiresAt, value.expiresAt) <= now) sessions.push(key);
+    const codes: string[] = [];
+    for (const { key, value } of this.codes.db.getRange()) if (value.expiresAt <= now) codes.push(key);
+    if (sessions.length || codes.length) {
+      await this.store.commit(() => {
+        sessions.forEach((key) => this.db.remove(key));
+        codes.forEach((key) => this.codes.db.remove(key));
+      });
+    }
+    return sessions.length + codes.length;
   }
 }

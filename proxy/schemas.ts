@@ -199,6 +199,7 @@ export const AuditEntry = Type.Object({
       keyId: Nullable(Type.String()),
       alg: Nullable(Type.String()),
       failure: Nullable(Type.String()),
+      session: Type.Optional(Type.Literal(true, { description: 'The signature was made with the key of the console session that authenticated the request.' })),
     }),
   ),
   prevHash: Type.String(),

@@ -137,7 +137,7 @@ t.test('signed out, the console shows nothing but the sign-in form', async (t) =
 t.test('audit and policies: loaded policies, the chain verified, a trace found by decision id', async (t) => {
   const { url, admin, browser, create } = await setup(t);
   const { id } = await create('Open the firewall', 95);
-  // The bootstrap admin is a production key, which must sign: a browser cannot, so a sandbox admin signs in.
+  // The bootstrap admin is a production key, which signs in only with a code (test/console-production.test.ts): a sandbox admin is quicker here.
   const operator = await issueKey(url, admin, { env: 'sandbox', scopes: ['admin'], name: 'operator' });
   const { page, errors } = await freshPage(browser, { viewport: { width: 390, height: 844 } });
   await signIn(page, url, operator.key);

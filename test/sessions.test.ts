@@ -2,7 +2,8 @@ import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { SESSION_COOKIE } from '../proxy/http/session-cookie.ts';
 import { bundledEngine } from './helpers/policies.ts';
-import { call, issueKey, startTestServer, type Answer } from './helpers/gatehouse.ts';
+import { sessionTokenOf } from './helpers/console-sessions.ts';
+import { call, issueKey, startTestServer } from './helpers/gatehouse.ts';
 import { wsUrl } from './helpers/stream-client.ts';
 
 // Console sessions against a real server: the key exchanged for an HttpOnly cookie, the cookie
@@ -21,17 +22,10 @@ async function setup(t: Test) {
   return { url, admin, server, reviewer };
 }
 
-/** The session token from a sign-in answer's Set-Cookie. */
-function token(answer: Answer): string {
-  const match = new RegExp(`${SESSION_COOKIE}=([^;]*)`).exec(answer.headers.get('set-cookie') ?? '');
-  if (!match?.[1]) throw new Error(`no session cookie in ${answer.headers.get('set-cookie')}`);
-  return match[1];
-}
-
 async function signIn(url: string, key: string): Promise<string> {
   const answer = await call(url, 'POST', '/v1/sessions', { key });
   if (answer.status !== 201) throw new Error(`sign-in failed: ${answer.status} ${answer.text}`);
-  return token(answer);
+  return sessionTokenOf(answer);
 }
 
 const withCookie = (session: string, headers: Record<string, string> = {}) => ({ headers: { cookie: `${SESSION_COOKIE}=${session}`, ...headers } });
@@ -41,7 +35,7 @@ t.test('signing in sets an HttpOnly, SameSite=Strict session cookie that authent
   const signedIn = await call(url, 'POST', '/v1/sessions', { key: reviewer.key });
   t.equal(signedIn.status, 201);
   t.match(signedIn.headers.get('set-cookie'), /^gatehouse_session=ghs_[\w-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/, 'no Secure over plain http');
-  const session = token(signedIn);
+  const session = sessionTokenOf(signedIn);
   t.notOk(signedIn.text.includes(session), 'the token is only in the cookie');
   t.notOk(signedIn.text.includes(reviewer.key), 'the key is not echoed');
   t.match(signedIn.json, { keyId: reviewer.id, env: 'sandbox', scopes: REVIEWER, session: { expiresAt: String, idleExpiresAt: String } });

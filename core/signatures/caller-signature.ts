@@ -4,7 +4,7 @@ import { GatehouseError } from '../errors.ts';
 import { UNSIGNED, type SignatureFacts } from '../policy-input.ts';
 import type { Principal } from '../principal.ts';
 import type { SigningKeyRegistry } from '../signing-keys.ts';
-import type { RequestSignatureVerifier, SignedRequest } from './request-verifier.ts';
+import type { KeyLookup, RequestSignatureVerifier, SignedRequest, VerificationKey } from './request-verifier.ts';
 import { serverRequiresSignature, type SignatureMode } from './requirement.ts';
 
 /**
@@ -13,13 +13,25 @@ import { serverRequiresSignature, type SignatureMode } from './requirement.ts';
  * that is sent is verified against the caller's signing keys whatever the settings; one that
  * fails is refused 401 `signature_invalid` with the failed `check`. An unsigned request is refused
  * 401 `signature_required` when the server setting requires this caller to sign, unless it may
- * bootstrap (a key registering its first signing key). Refused or not, the outcome comes back as
- * what policies see (`facts`) and what the audit entry records (`summary`).
+ * bootstrap (a key registering its first signing key). A request on a console session that signs
+ * with its own key is judged against that key instead (`SessionSigning`). Refused or not, the
+ * outcome comes back as what policies see (`facts`) and what the audit entry records (`summary`).
  */
 export interface CallerSignatureServices {
   verifier: RequestSignatureVerifier;
   signingKeys: SigningKeyRegistry;
   mode: SignatureMode;
+}
+
+/**
+ * A request authenticated by a console session that signs with its own key
+ * (core/session-signing-keys.ts): that key alone verifies the request's signatures, and the
+ * request must be signed whatever the server setting, unless `unsignedAllowed` (what a browser
+ * cannot sign, or what only gives the session up).
+ */
+export interface SessionSigning {
+  key: VerificationKey;
+  unsignedAllowed: boolean;
 }
 
 export interface CallerSignature {
@@ -31,12 +43,21 @@ export interface CallerSignature {
 
 // A module function rather than a closure per call: the TypeScript loader (tsx) names every
 // named closure it creates with a defineProperty call, several µs on a cold request path.
-function judged(summary: Partial<SignatureSummary> & Pick<SignatureSummary, 'outcome'>, refusal: GatehouseError | null = null, facts = UNSIGNED): CallerSignature {
-  return {
-    facts,
-    summary: { alg: summary.alg ?? null, failure: summary.failure ?? null, keyId: summary.keyId ?? null, label: summary.label ?? null, outcome: summary.outcome },
-    refusal,
+function judged(summary: Partial<Omit<SignatureSummary, 'session'>> & Pick<SignatureSummary, 'outcome'> & { session?: boolean }, refusal: GatehouseError | null = null, facts = UNSIGNED): CallerSignature {
+  const recorded: SignatureSummary = { alg: summary.alg ?? null, failure: summary.failure ?? null, keyId: summary.keyId ?? null, label: summary.label ?? null, outcome: summary.outcome };
+  if (summary.session) recorded.session = true;
+  return { facts, summary: recorded, refusal };
+}
+
+function ownKeys(signingKeys: SigningKeyRegistry, owner: string): KeyLookup {
+  return (keyid) => {
+    const found = signingKeys.active(owner, keyid);
+    return found && { kid: keyid, alg: found.record.alg, key: found.key, signer: `${owner}/${keyid}` };
   };
+}
+
+function sessionKey(session: SessionSigning): KeyLookup {
+  return (keyid) => (keyid === session.key.kid ? session.key : undefined);
 }
 
 export function judgeCallerSignature(
@@ -45,25 +66,35 @@ export function judgeCallerSignature(
   request: SignedRequest,
   /** The request registers the caller's own signing key: unsigned is allowed while it has none. */
   mayBootstrap = false,
+  /** The console session that authenticated the request signs with its own key. */
+  session: SessionSigning | null = null,
 ): CallerSignature {
   const { signingKeys } = services;
-  const outcome = services.verifier.verify(request, (keyid) => {
-    const found = signingKeys.active(principal.keyId, keyid);
-    return found && { kid: keyid, alg: found.record.alg, key: found.key, signer: `${principal.keyId}/${keyid}` };
-  });
+  const outcome = services.verifier.verify(request, session ? sessionKey(session) : ownKeys(signingKeys, principal.keyId));
+  const bySession = session !== null && outcome.outcome !== 'unsigned' && outcome.keyId === session.key.kid;
   switch (outcome.outcome) {
     case 'verified':
       return judged(
-        { outcome: 'verified', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg },
+        { outcome: 'verified', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg, session: bySession },
         null,
         { alg: outcome.alg, covered: outcome.covered, keyId: outcome.keyId, label: outcome.label, verified: true },
       );
     case 'failed':
       return judged(
-        { outcome: 'failed', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg, failure: outcome.check },
+        { outcome: 'failed', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg, failure: outcome.check, session: bySession },
         new GatehouseError('signature_invalid', outcome.detail, { check: outcome.check, label: outcome.label, signatures: outcome.labels }),
       );
     case 'unsigned': {
+      if (session) {
+        return session.unsignedAllowed
+          ? judged({ outcome: 'unsigned' })
+          : judged(
+              { outcome: 'unsigned' },
+              new GatehouseError('signature_required', 'this session signs every request with the key its page registered at sign-in (RFC 9421): sign in again if that page was closed or reloaded', {
+                keyId: principal.keyId,
+              }),
+            );
+      }
       if (!serverRequiresSignature(services.mode, principal)) return judged({ outcome: 'unsigned' });
       const firstKey = !signingKeys.hasActive(principal.keyId);
       if (firstKey && mayBootstrap) return judged({ outcome: 'bootstrap' });

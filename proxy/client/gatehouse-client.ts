@@ -7,7 +7,7 @@ import type { AuditStatus } from '../routes/audit.ts';
 import type { DecisionResult } from '../routes/decision-results.ts';
 import type { Held } from '../routes/held.ts';
 import type { PolicyList } from '../routes/policies.ts';
-import type { Session } from '../routes/sessions.ts';
+import type { RedeemSessionCodeBody, Session, SessionCode } from '../routes/sessions.ts';
 import type { RegisterSigningKeyBody, SigningKey as SigningKeySchema } from '../routes/signing-key-schemas.ts';
 import type * as S from '../schemas.ts';
 import type * as W from '../webhook-schemas.ts';
@@ -137,6 +137,16 @@ export class GatehouseClient {
 
   createSession(): Promise<Static<typeof Session>> {
     return this.http.once('POST', '/v1/sessions');
+  }
+
+  /** A one-time code that signs the console in for this key; the client's `signer` must sign it (docs/console.md). */
+  createSessionCode(): Promise<Static<typeof SessionCode>> {
+    return this.http.once('POST', '/v1/sessions/codes');
+  }
+
+  /** Redeems a sign-in code with the public key that will sign the session's requests (what the console's page does). */
+  redeemSessionCode(body: Static<typeof RedeemSessionCodeBody>): Promise<Static<typeof Session>> {
+    return this.http.once('POST', '/v1/sessions/redeem', body);
   }
 
   getSession(): Promise<Static<typeof Session>> {

@@ -1,12 +1,15 @@
 import { judgeCallerSignature } from '../../core/signatures/caller-signature.ts';
 import type { RequestView } from '../../core/signatures/signature-base.ts';
 import type { RequestContext } from '../context.ts';
+import { sessionSigning } from './session-auth.ts';
 
 /**
  * Stage 2: RFC 9421 message signatures, before rate limiting and the policy, judged by
- * core/signatures/caller-signature.ts (the gateway judges its requests the same way). The one
- * rule of this listener: a key registering its first signing key may do so unsigned. What the
- * policy sees is set on `ctx.signature`; what the audit entry records, on `ctx.signatureSummary`.
+ * core/signatures/caller-signature.ts (the gateway judges its requests the same way). The rules
+ * of this listener: a key registering its first signing key may do so unsigned, and a request on
+ * a console session that signs with its page's key is judged against that key alone
+ * (proxy/stages/session-auth.ts). What the policy sees is set on `ctx.signature`; what the audit
+ * entry records, on `ctx.signatureSummary`.
  */
 export function verifySignature(ctx: RequestContext): void {
   const principal = ctx.principal;
@@ -14,7 +17,7 @@ export function verifySignature(ctx: RequestContext): void {
   if (!principal || ctx.bodyTooLarge) return;
   const { signatures } = ctx.services;
   const bootstrap = ctx.route?.signatureBootstrap === true && ctx.params.id === principal.keyId;
-  const judged = judgeCallerSignature(signatures, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap);
+  const judged = judgeCallerSignature(signatures, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap, sessionSigning(ctx));
   ctx.signature = judged.facts;
   ctx.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;
