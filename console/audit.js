@@ -60,7 +60,7 @@ export class AuditPage extends Component {
                     <td>${p.name}</td>
                     <td>${p.version ?? '—'}</td>
                     <td class="hash">${p.moduleHash}</td>
-                    <td>${p.origin ? `${p.origin}: ` : ''}${p.sources.join(', ') || '—'}</td>
+                    <td>${p.origin ? `${p.origin}: ` : ''}${p.sources.join(', ') || '—'}${p.revision ? ` (revision ${p.revision})` : ''}</td>
                   </tr>`,
                 )}
               </tbody>

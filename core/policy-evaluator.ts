@@ -11,6 +11,8 @@ export interface PolicyInfo {
   /** Where the module came from, when the engine knows: its Rego source files, or the OPA bundle it was loaded from. */
   origin?: string;
   sources?: readonly string[];
+  /** An OPA bundle's revision, from its manifest. */
+  revision?: string;
 }
 
 export interface PolicyEvaluation {

@@ -112,7 +112,7 @@ export async function run(args: string[]): Promise<number> {
         // Loaded only here: compiling policies is the slow part, and sandbox keys never need it.
         const { openPolicies, PACKAGE_POLICIES } = await import('./serve.ts');
         const policiesDir = values['policies-dir'] ?? process.env.GATEHOUSE_POLICIES_DIR ?? PACKAGE_POLICIES;
-        const engine = await openPolicies(policiesDir, dataDir, false);
+        const engine = await openPolicies(policiesDir, dataDir, false, process.env.GATEHOUSE_BUNDLE_VERIFICATION_KEYS);
         try {
           const workflow = new DecisionWorkflow(new DecisionStore(store), engine);
           const review = new KeyReview(keys, workflow);

@@ -6,7 +6,7 @@ import { ClusterJoinError, type ClusterOptions } from '../../core/cluster/cluste
 import { clusterSettings } from '../cluster-settings.ts';
 import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
-import { PolicyEngine } from '../../policies/engine/index.ts';
+import { PolicyEngine, readBundleVerificationKeys } from '../../policies/engine/index.ts';
 import { GATEWAY_DEFAULTS } from '../../proxy/gateway/gateway.ts';
 import { ListenError } from '../../proxy/http/listen-error.ts';
 import { DEFAULTS, startServer, type RunningServer } from '../../proxy/server.ts';
@@ -38,6 +38,8 @@ const HELP = `usage: gatehouse serve [options]
                                                            without it a port in use is an error
   --data-dir D             GATEHOUSE_DATA_DIR              (./.gatehouse)
   --policies-dir D         GATEHOUSE_POLICIES_DIR          (the package's policies/rego)
+  --bundle-verification-keys FILE GATEHOUSE_BUNDLE_VERIFICATION_KEYS  JSON file of key id → JWK: *.tar.gz policy bundles
+                                                           must be signed with one of them (docs/policies.md, Bundles)
                            GATEHOUSE_ADMIN_KEY             bootstrap admin key (generated and printed once if unset)
   --body-limit BYTES       GATEHOUSE_BODY_LIMIT            (${DEFAULTS.bodyLimitBytes})
   --idempotency-ttl SEC    GATEHOUSE_IDEMPOTENCY_TTL       (${DEFAULTS.idempotencyRetentionMs / 1000})
@@ -80,6 +82,8 @@ export interface ServeSettings {
   host: string;
   dataDir: string;
   policiesDir: string;
+  /** The keys file OPA bundles are verified with, when given. */
+  bundleKeysFile: string | undefined;
   adminKey: string | undefined;
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
@@ -132,6 +136,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'policies-dir': { type: 'string' },
+      'bundle-verification-keys': { type: 'string' },
       'body-limit': { type: 'string' },
       'idempotency-ttl': { type: 'string' },
       'rate-sandbox': { type: 'string' },
@@ -186,6 +191,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     host: pick(values.host, 'GATEHOUSE_HOST') ?? DEFAULTS.host,
     dataDir: pick(values['data-dir'], 'GATEHOUSE_DATA_DIR') ?? '.gatehouse',
     policiesDir: pick(values['policies-dir'], 'GATEHOUSE_POLICIES_DIR') ?? PACKAGE_POLICIES,
+    bundleKeysFile: pick(values['bundle-verification-keys'], 'GATEHOUSE_BUNDLE_VERIFICATION_KEYS') || undefined,
     adminKey: env.GATEHOUSE_ADMIN_KEY || undefined,
     bodyLimitBytes: bodyLimit === undefined ? DEFAULTS.bodyLimitBytes : number('--body-limit', bodyLimit, 1),
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
@@ -238,14 +244,15 @@ function eventSettings(
 /**
  * Compiles and loads the policies the server and the CLI evaluate decisions with. One that does
  * not compile is left out, its errors logged at file:line:col (and listed by /readyz), so the
- * others serve.
+ * others serve; so is a bundle whose signature does not check out against `bundleKeysFile`.
  */
-export function openPolicies(policiesDir: string, dataDir: string, watch: boolean): Promise<PolicyEngine> {
+export async function openPolicies(policiesDir: string, dataDir: string, watch: boolean, bundleKeysFile?: string): Promise<PolicyEngine> {
   return PolicyEngine.open({
     sourceDir: policiesDir,
     buildDir: join(dataDir, 'policies'),
     watch,
     leaveOutFailing: true,
+    bundleVerificationKeys: bundleKeysFile ? await readBundleVerificationKeys(bundleKeysFile) : undefined,
     log: { info: (m) => console.log(`gatehouse: ${m}`), error: (m) => console.error(`gatehouse: ${m}`) },
   });
 }
@@ -298,7 +305,7 @@ export async function run(args: string[]): Promise<number> {
   }
   let engine: PolicyEngine;
   try {
-    engine = await openPolicies(config.policiesDir, config.dataDir, true);
+    engine = await openPolicies(config.policiesDir, config.dataDir, true, config.bundleKeysFile);
   } catch (error) {
     console.error(`gatehouse serve: cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
     return 1;

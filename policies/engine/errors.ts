@@ -13,3 +13,15 @@ export class UnknownPolicyError extends Error {
 export class BundleFormatError extends Error {
   override readonly name = 'BundleFormatError';
 }
+
+/**
+ * A bundle whose signature is missing, does not verify, or does not vouch for exactly its files
+ * (policies/engine/bundle-signature.ts).
+ */
+export class BundleSignatureError extends Error {
+  override readonly name = 'BundleSignatureError';
+
+  constructor(reason: string) {
+    super(`signature check failed: ${reason}`);
+  }
+}

@@ -14,11 +14,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildPolicies } from '../compiler/build.ts';
 import { CompileErrors } from '../compiler/errors.ts';
+import type { BundleVerificationKeys } from './bundle-keys.ts';
 import { UnknownPolicyError } from './errors.ts';
 import { loadRegistry, type LoadResult, type PolicyInfo, type PolicyRegistry } from './registry.ts';
 import type { EvaluationOutcome, PolicyInstance } from './policy-instance.ts';
 import { watchSources, type SourceWatcher } from './source-watcher.ts';
 
+export { readBundleVerificationKeys, type BundleVerificationKeys } from './bundle-keys.ts';
 export { UnknownPolicyError } from './errors.ts';
 export type { PolicyInfo, PolicyOrigin } from './registry.ts';
 
@@ -44,6 +46,11 @@ export interface EngineOptions {
    * (a server starting up), instead of failing. Reloads stay all-or-nothing.
    */
   leaveOutFailing?: boolean;
+  /**
+   * The keys `*.tar.gz` bundles must be signed with (policies/engine/bundle-signature.ts). Without
+   * them a signed bundle is left out, as one that is unsigned is with them.
+   */
+  bundleVerificationKeys?: BundleVerificationKeys;
 }
 
 export interface Evaluation {
@@ -182,6 +189,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return loadRegistry(this.options.buildDir, {
       dataOverrides: this.dataOverrides,
       ...(this.options.maxMemoryPages ? { maxMemoryPages: this.options.maxMemoryPages } : {}),
+      bundleVerificationKeys: this.options.bundleVerificationKeys,
     });
   }
 

@@ -8,6 +8,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_FILE, type Manifest } from '../compiler/manifest.ts';
 import { readOpaBundle } from './bundle.ts';
+import type { BundleVerificationKeys } from './bundle-keys.ts';
+import { checkWasmEntrypoints } from './bundle-manifest.ts';
 import { describeFailure, PolicyInstance } from './policy-instance.ts';
 
 export type PolicyOrigin = 'rego' | 'bundle';
@@ -20,6 +22,8 @@ export interface PolicyInfo {
   origin: PolicyOrigin;
   /** The Rego files compiled into the module (relative to the sources), or the bundle's file name. */
   sources: string[];
+  /** A bundle's revision, from its `.manifest`. */
+  revision?: string;
 }
 
 export interface LoadedPolicy {
@@ -40,6 +44,8 @@ export interface LoadOptions {
   maxMemoryPages?: number;
   /** Data documents set through the engine; they replace the built data for those policies. */
   dataOverrides?: ReadonlyMap<string, unknown>;
+  /** The keys bundles must be signed with (bundle-signature.ts); undefined: bundles must be unsigned. */
+  bundleVerificationKeys?: BundleVerificationKeys;
 }
 
 /** A JSON file's document; throws naming the file when it is not JSON. */
@@ -79,7 +85,8 @@ function reasonOf(err: unknown): string {
 
 /**
  * Loads every module of `buildDir`'s manifest (with the build's data document) and every
- * `*.tar.gz` bundle of `opa build -t wasm` in `buildDir` (with the bundle's own data). A policy
+ * `*.tar.gz` bundle of `opa build -t wasm` in `buildDir` (with the bundle's own data; its
+ * signature checked against `bundleVerificationKeys`, its manifest's roots enforced). A policy
  * that cannot be loaded is left out and reported in `failures`, so that it never takes the others
  * down with it; only what every policy shares (the manifest, the data document, the directory)
  * fails the whole load.
@@ -124,9 +131,12 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
       continue;
     }
     await attempt(name, bundlePath, async () => {
-      const bundle = await readOpaBundle(bundlePath);
+      const bundle = await readOpaBundle(bundlePath, opts.bundleVerificationKeys);
       const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
-      return { info: { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file] }, instance };
+      checkWasmEntrypoints(bundle.manifest, instance.entrypoints);
+      const { revision } = bundle.manifest;
+      const info: PolicyInfo = { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file] };
+      return { info: revision === undefined ? info : { ...info, revision }, instance };
     });
   }
   return { registry, failures };

@@ -16,6 +16,7 @@ export const PolicyList = Type.Object({
       moduleHash: Type.String(),
       origin: Type.Union([Type.String(), Type.Null()], { description: '`rego` (built here) or `bundle` (`opa build -t wasm`); null when the engine does not say.' }),
       sources: Type.Array(Type.String(), { description: 'The Rego files compiled into the module, or the bundle file.' }),
+      revision: Type.Union([Type.String(), Type.Null()], { description: "A bundle's revision from its `.manifest`; null otherwise." }),
     }),
   ),
 });
@@ -47,6 +48,7 @@ const list: RouteDef = {
           moduleHash: info.moduleHash,
           origin: info.origin ?? null,
           sources: [...(info.sources ?? [])],
+          revision: info.revision ?? null,
         },
       ];
     });
