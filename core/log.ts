@@ -4,7 +4,8 @@ import { pino, type DestinationStream, type Logger } from 'pino';
  * The server's operational log: JSON lines on stderr (stdout stays for the command line's own
  * output), at the level `GATEHOUSE_LOG_LEVEL` names (`info` by default; `debug` adds a line per
  * request with its request id). One logger per process: a sidecar is one process, and every
- * part of it logs the same way.
+ * part of it logs the same way. JSON in a terminal too, as pino has it: collectors read it
+ * as written, and people pipe it through `npx pino-pretty`.
  *
  * Secrets never reach the log: API keys, session cookies and signing secrets are replaced by
  * `[Redacted]` wherever a logged object carries them under these names, at the top level or one

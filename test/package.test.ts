@@ -125,5 +125,5 @@ t.test('with its dependencies: types, npx gatehouse --help, and npx gatehouse se
   process.kill(-child.pid!, 'SIGTERM');
   await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 60_000))]);
   t.ok(closed, 'gone within 60 s of SIGTERM');
-  t.match(output, /gatehouse: stopped/, 'after draining, as SIGTERM asks');
+  t.match(output, /"msg":"draining"[\s\S]*"msg":"stopped"/, 'after draining, as SIGTERM asks');
 });

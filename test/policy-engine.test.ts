@@ -9,18 +9,13 @@ import { parseModule } from '../policies/compiler/parse/index.ts';
 import { planProgram } from '../policies/compiler/plan/planner.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
 import { writeBundle } from './fixtures/bundle.ts';
+import { capturingLog } from './helpers/engine-log.ts';
 import { FIXTURE_ENTRYPOINTS, opaAbiFixture } from './fixtures/opa-abi-module.ts';
 
 // The Rego tests compile real modules (and, on a fresh checkout, the runtime first).
 t.setTimeout(300_000);
 
 const sha256 = (bytes: Uint8Array): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-
-function capturingLog(): EngineLog & { infos: string[]; errors: string[] } {
-  const infos: string[] = [];
-  const errors: string[] = [];
-  return { infos, errors, info: (m) => infos.push(m), error: (m) => errors.push(m) };
-}
 
 function nextReload(engine: PolicyEngine): Promise<ReloadOutcome> {
   return new Promise((resolve) => engine.once('reload', resolve));
@@ -142,8 +137,8 @@ t.test('a malformed bundle is left out with its reason, and the others load', as
   t.match(failures.get(path.join(buildDir, 'broken-v1.tar.gz')), /^not a gzipped tar archive \(.+\)$/);
   t.match(failures.get(path.join(buildDir, 'empty-v1.tar.gz')), /^no \/policy\.wasm in the bundle/);
   t.match(log.errors, [
-    `policy not loaded: ${path.join(buildDir, 'broken-v1.tar.gz')}: not a gzipped tar archive`,
-    `policy not loaded: ${path.join(buildDir, 'empty-v1.tar.gz')}: no /policy.wasm in the bundle`,
+    { message: 'policy not loaded', fields: { file: path.join(buildDir, 'broken-v1.tar.gz'), reason: 'not a gzipped tar archive' } },
+    { message: 'policy not loaded', fields: { file: path.join(buildDir, 'empty-v1.tar.gz'), reason: 'no /policy.wasm in the bundle' } },
   ]);
 });
 
@@ -170,7 +165,7 @@ t.test('a module that aborts while loading is left out, with a reason, and the o
   t.same(engine.evaluate('fixture-v1', { a: 1 }, 'fixture/input').value, { a: 1 });
   t.throws(() => engine.evaluate('huge-v1', {}), UnknownPolicyError);
   t.same([...engine.loadFailures()], [[bundle, 'policy aborted: invalid constants']], 'the failure has a message');
-  t.match(log.errors.join('\n'), `policy not loaded: ${bundle}: policy aborted: invalid constants`);
+  t.match(log.errors, [{ message: 'policy not loaded', fields: { file: bundle, reason: 'policy aborted: invalid constants' } }]);
 });
 
 // ---- Rego compiled by the project's compiler ------------------------------------------------
@@ -273,7 +268,7 @@ t.test('hot reload swaps modules atomically and survives a broken edit', async (
   t.ok(seen.lastIndexOf(false) < Math.max(0, seen.indexOf(true)) || !seen.includes(true), 'no old answer after the swap');
   t.equal(allow(), true, 'the new module serves');
   t.not(engine.info('sample-v1').moduleHash, oldHash);
-  t.match(log.infos.join('\n'), /policies reloaded: sample-v1/);
+  t.match(log.infos.at(-1), { message: 'policies reloaded', fields: { policies: ['sample-v1'], durationMs: Number } });
 
   const goodHash = engine.info('sample-v1').moduleHash;
   const manifestBefore = await readFile(path.join(buildDir, 'manifest.json'), 'utf8');
@@ -282,7 +277,7 @@ t.test('hot reload swaps modules atomically and survives a broken edit', async (
   const failure = await failed;
   t.equal(failure.ok, false);
   t.match((failure as { error: string }).error, /sample-v1\.rego:\d+:\d+/, 'the error names file:line:col');
-  t.match(log.errors.join('\n'), /previous policies stay loaded[\s\S]*sample-v1\.rego:\d+:\d+[\s\S]*\^/);
+  t.match(log.errors.at(-1), { message: /previous policies stay loaded/, fields: { errors: /sample-v1\.rego:\d+:\d+[\s\S]*\^/ } });
   t.equal(allow(), true, 'the last good module still serves');
   t.equal(engine.info('sample-v1').moduleHash, goodHash);
   t.equal(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'), manifestBefore, 'build output untouched');

@@ -6,7 +6,7 @@ import t from 'tap';
 import { operationDraft } from '../core/audit-log.ts';
 import { call, startTestServer, tempDir } from './helpers/gatehouse.ts';
 import { BUNDLED_POLICIES } from './helpers/policies.ts';
-import { startServe } from './helpers/serve-process.ts';
+import { listening, startServe } from './helpers/serve-process.ts';
 import { routesFile } from './helpers/upstream.ts';
 
 // How `gatehouse serve` and the CLI fail: a clear message naming what failed, a non-zero exit (or
@@ -52,10 +52,12 @@ t.test('a second serve on a port another instance holds exits 1 naming the port'
 
   const second = await gatehouse(['serve', '--port', String(port), '--data-dir', tempDir(t)]);
   t.equal(second.code, 1, 'exits 1');
-  t.match(second.stderr, `cannot listen on 127.0.0.1:${port}: port ${port} is already in use by another process`);
-  t.match(second.stderr, /--reuse-port/, 'says how to share the port on purpose');
+  t.match(JSON.parse(second.stderr.trim().split('\n').at(-1)!), {
+    level: 60,
+    msg: `the API: cannot listen on 127.0.0.1:${port}: port ${port} is already in use by another process; stop it, choose another port (--port), or start every instance with --reuse-port to share it on purpose`,
+  }, 'one fatal log line, saying how to share the port on purpose');
   t.notMatch(second.stderr, STACK_FRAME, 'no stack trace');
-  t.notMatch(second.stdout, /listening on/, 'never claims to listen');
+  t.notMatch(second.stdout + second.stderr, /listening on/, 'never claims to listen');
 
   t.equal((await call(first.url, 'GET', '/healthz')).status, 200, 'the first instance serves on');
   first.child.kill('SIGTERM');
@@ -113,7 +115,9 @@ t.test('a policy that does not compile is left out: the others serve, /readyz sa
 
   t.match(served.stderr(), `${join(policies, 'broken-v1.rego')}:5:10: check error: undefined function no_such_function`, 'logged at file:line:col');
   t.notMatch(served.stderr(), STACK_FRAME, 'no stack trace');
-  t.match(served.lines.join('\n'), /5 policies loaded: agent-tools-v1, decision-gate-v1, route-access-v1, security-review-v1, spend-approval-v1/);
+  t.match(served.logs().find((e) => e.msg === 'policy not loaded'), { level: 50, file: join(policies, 'broken-v1.rego'), reason: /broken-v1\.rego:5:10: check error/ }, 'the policy left out is logged with why');
+  t.same(listening(served).policies, ['agent-tools-v1', 'decision-gate-v1', 'route-access-v1', 'security-review-v1', 'spend-approval-v1'], 'the others are loaded');
+  t.match(served.logs().find((e) => e.msg.startsWith('policies left out')), { level: 50, notLoaded: [join(policies, 'broken-v1.rego')], readyz: `${served.url}/readyz` });
   const ready = await call(served.url, 'GET', '/readyz');
   t.equal(ready.status, 200, 'ready to serve the policies that compile');
   t.match(ready.json, {

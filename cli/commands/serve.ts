@@ -18,6 +18,7 @@ import type { RetentionPolicy } from '../../core/events/event-log.ts';
 import type { WebhookOptions } from '../../core/webhooks/webhooks.ts';
 import type { StreamOptions } from '../../proxy/streaming/stream-hub.ts';
 import { parseDuration, parseDurationList } from '../duration.ts';
+import { log } from '../../core/log.ts';
 
 /**
  * `gatehouse serve`: the /v1 API over an LMDB store in the data directory, with the policies
@@ -253,13 +254,18 @@ export async function openPolicies(policiesDir: string, dataDir: string, watch: 
     watch,
     leaveOutFailing: true,
     bundleVerificationKeys: bundleKeysFile ? await readBundleVerificationKeys(bundleKeysFile) : undefined,
-    log: { info: (m) => console.log(`gatehouse: ${m}`), error: (m) => console.error(`gatehouse: ${m}`) },
+    log,
   });
 }
 
 /** A word the shell passes through unchanged, quoted otherwise. */
 function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** `n` of a thing, singular or plural. */
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /**
@@ -284,6 +290,13 @@ function firstSteps(url: string, config: ServeSettings): string {
   ].join('\n');
 }
 
+/**
+ * Runs the server until SIGTERM or SIGINT. What it does goes to the operational log (core/log.ts:
+ * JSON lines on stderr, `| npx pino-pretty` to read them in a terminal), start-up failures
+ * included; what a person reads and copies goes to stdout as plain text: the generated admin key
+ * (a secret, so never logged), how the admin registers its signing key, and the first commands to
+ * try. Settings errors (exit 2) are printed as text, as every command's are.
+ */
 export async function run(args: string[]): Promise<number> {
   let config: ServeSettings | 'help';
   try {
@@ -307,7 +320,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     engine = await openPolicies(config.policiesDir, config.dataDir, true, config.bundleKeysFile);
   } catch (error) {
-    console.error(`gatehouse serve: cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
+    log.fatal({ policiesDir: config.policiesDir }, `cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
     return 1;
   }
   let server: RunningServer;
@@ -316,21 +329,18 @@ export async function run(args: string[]): Promise<number> {
   } catch (error) {
     await engine.close();
     if (!(error instanceof ListenError || error instanceof AuditKeyError || error instanceof ClusterJoinError)) throw error;
-    console.error(`gatehouse serve: ${error.message}`);
+    log.fatal(error.message);
     return 1;
   }
-  const names = engine.names();
-  console.log(`gatehouse: listening on ${server.url}`);
-  if (server.gateway) console.log(`gatehouse: proxy gateway listening on ${server.gateway.url} (routes from ${server.gateway.routes.file})`);
-  if (config.cluster) console.log(`gatehouse: cluster mode on ${config.cluster.servers.join(',')}: this data directory is the instance's copy of the cluster's state`);
-  console.log(`gatehouse: data in ${config.dataDir}; ${names.length} policies loaded: ${names.join(', ')}`);
+  const policies = engine.names();
+  const adminKeyId = server.adminKey.id;
+  // A space follows the URL: bench/lib/gatehouse-process.ts finds it with /listening on (http:\/\/\S+)/.
+  log.info({ url: server.url, dataDir: config.dataDir, policies, adminKeyId }, `listening on ${server.url} with ${count(policies.length, 'policy', 'policies')}`);
+  if (server.gateway) log.info({ url: server.gateway.url, routesFile: server.gateway.routes.file }, 'proxy gateway listening');
+  if (config.cluster) log.info({ servers: config.cluster.servers }, "cluster mode: this data directory is the instance's copy of the cluster's state");
   const notLoaded = [...engine.loadFailures().keys()];
-  if (notLoaded.length > 0) console.error(`gatehouse: not loaded (errors above, and at ${server.url}/readyz): ${notLoaded.join(', ')}`);
-  if (server.adminKey.generated) {
-    console.log(`gatehouse: bootstrap admin key (shown once, keep it safe): ${server.adminKey.generated}`);
-  } else {
-    console.log(`gatehouse: bootstrap admin key ${server.adminKey.id} (set GATEHOUSE_ADMIN_KEY to rotate it)`);
-  }
+  if (notLoaded.length > 0) log.error({ notLoaded, readyz: `${server.url}/readyz` }, 'policies left out (each logged above with why)');
+  if (server.adminKey.generated) console.log(`gatehouse: bootstrap admin key (shown once, keep it safe): ${server.adminKey.generated}`);
   if (config.signatures !== 'off' && !server.services.signingKeys.hasActive(server.adminKey.id)) {
     // The admin is a production key: until it registers a signing key, that is all it can do.
     console.log(
@@ -343,9 +353,9 @@ export async function run(args: string[]): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  console.log(`gatehouse: ${signal}: draining`);
+  log.info({ signal }, 'draining');
   await server.close();
   await engine.close();
-  console.log('gatehouse: stopped');
+  log.info('stopped');
   return 0;
 }

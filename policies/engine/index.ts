@@ -24,9 +24,13 @@ export { readBundleVerificationKeys, type BundleVerificationKeys } from './bundl
 export { UnknownPolicyError } from './errors.ts';
 export type { PolicyInfo, PolicyOrigin } from './registry.ts';
 
+/**
+ * Where the engine reports reloads and the policies it leaves out: a message and the fields that
+ * go with it, in the order pino's logger takes them (the server passes core/log.ts's logger).
+ */
 export interface EngineLog {
-  info(message: string): void;
-  error(message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
 }
 
 export interface EngineOptions {
@@ -68,8 +72,11 @@ export type ReloadOutcome =
   | { ok: true; policies: string[]; durationMs: number }
   | { ok: false; error: string; durationMs: number };
 
-/** Without a log, reload failures still reach stderr; routine messages are dropped. */
-const DEFAULT_LOG: EngineLog = { info: () => {}, error: (message) => console.error(message) };
+/** Without a log, reload failures still reach stderr, each field on a line of its own; routine messages are dropped. */
+const DEFAULT_LOG: EngineLog = {
+  info: () => {},
+  error: (fields, message) => console.error([message, ...Object.entries(fields).map(([name, value]) => `${name}: ${String(value)}`)].join('\n')),
+};
 
 function describeBuildFailure(err: unknown): string {
   if (err instanceof CompileErrors) return err.errors.map((e) => e.format()).join('\n');
@@ -197,7 +204,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   private install(loaded: LoadResult): void {
     this.registry = loaded.registry;
     this.failures = new Map([...this.buildFailures, ...loaded.failures]);
-    for (const [file, reason] of this.failures) this.log.error(`policy not loaded: ${file}: ${reason}`);
+    for (const [file, reason] of this.failures) this.log.error({ file, reason }, 'policy not loaded');
   }
 
   private async startWatching(sourceDir: string): Promise<void> {
@@ -205,7 +212,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     this.watcher = await watchSources(sourceDir, {
       debounceMs: this.options.debounceMs ?? 100,
       onChange: () => this.requestReload(),
-      onError: (err) => this.log.error(`policy watcher stopped: ${err.message}`),
+      onError: (err) => this.log.error({ err }, 'policy watcher stopped: changes are no longer reloaded'),
       // A build directory inside the sources changes on every build; that must not loop.
       ignore: (file) => !buildDir.startsWith('..') && (file === buildDir || file.startsWith(`${buildDir}${path.sep}`)),
     });
@@ -237,10 +244,10 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
       this.buildFailures = new Map();
       this.install(next);
       outcome = { ok: true, policies: this.names(), durationMs: performance.now() - started };
-      this.log.info(`policies reloaded: ${outcome.policies.join(', ')}`);
+      this.log.info({ policies: outcome.policies, durationMs: outcome.durationMs }, 'policies reloaded');
     } catch (err) {
       outcome = { ok: false, error: describeBuildFailure(err), durationMs: performance.now() - started };
-      this.log.error(`policy reload failed; the previous policies stay loaded\n${outcome.error}`);
+      this.log.error({ errors: outcome.error, durationMs: outcome.durationMs }, 'policy reload failed; the previous policies stay loaded');
     }
     this.emit('reload', outcome);
   }

@@ -2,18 +2,31 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /**
- * `gatehouse serve` as a child process, the way an operator runs it. Resolves once it prints the
- * address it listens on; gives up after `timeoutMs` (the first start compiles the policies).
+ * `gatehouse serve` as a child process, the way an operator runs it. Resolves once its log says
+ * the address it listens on; gives up after `timeoutMs` (the first start compiles the policies).
  */
 const BIN = new URL('../../bin/gatehouse.js', import.meta.url).pathname;
+
+/** One line of the operational log (core/log.ts). */
+export type LogEntry = { level: number; msg: string } & Record<string, unknown>;
 
 export interface ServeProcess {
   child: ChildProcess;
   url: string;
+  /** What it printed on stdout for a person, line by line. */
   lines: string[];
   /** What it printed on stderr so far. */
   stderr(): string;
+  /** Its log so far: the lines of stderr that are JSON. */
+  logs(): LogEntry[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The log line saying where it listens, with the data directory, the policies loaded and the admin key's id. */
+export function listening(served: ServeProcess): LogEntry {
+  const entry = served.logs().find((e) => e.msg.startsWith('listening on '));
+  if (!entry) throw new Error('no listening line in the log');
+  return entry;
 }
 
 export function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ServeProcess> {
@@ -22,23 +35,28 @@ export function startServe(args: string[], env: Record<string, string> = {}, tim
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  // 'close', not 'exit': by then everything it printed has been read.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const logs: LogEntry[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`serve did not start in ${timeoutMs} ms\n${lines.join('\n')}\n${stderr}`));
     }, timeoutMs);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line);
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match) {
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      stderr += `${line}\n`;
+      const entry = parsed(line);
+      if (!entry) return;
+      logs.push(entry);
+      if (entry.msg.startsWith('listening on ') && typeof entry.url === 'string') {
         clearTimeout(timer);
-        // The remaining start-up lines follow at once; give them a moment to arrive.
-        setTimeout(() => resolve({ child, url: match[1]!, lines, stderr: () => stderr, exited }), 100);
+        const url = entry.url;
+        // The lines for a person follow at once on stdout; give them a moment to arrive.
+        setTimeout(() => resolve({ child, url, lines, stderr: () => stderr, logs: () => logs, exited }), 100);
       }
     });
     void exited.then(({ code }) => {
@@ -46,4 +64,13 @@ export function startServe(args: string[], env: Record<string, string> = {}, tim
       reject(new Error(`serve exited with ${code} before listening\n${lines.join('\n')}\n${stderr}`));
     });
   });
+}
+
+function parsed(line: string): LogEntry | null {
+  try {
+    const entry = JSON.parse(line) as unknown;
+    return typeof entry === 'object' && entry !== null && typeof (entry as LogEntry).msg === 'string' ? (entry as LogEntry) : null;
+  } catch {
+    return null;
+  }
 }
