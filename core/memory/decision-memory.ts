@@ -1,6 +1,7 @@
 import type { ContextEntry, DecisionRecord } from '../decision.ts';
 import type { DecisionWorkflow } from '../decision-workflow.ts';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { MemoryDraft, MemoryItem } from './item.ts';
 import type { Memory } from './memory.ts';
@@ -73,9 +74,10 @@ export class DecisionMemory {
   }
 
   private async recordQueued(): Promise<void> {
+    let decisions: DecisionRecord[] = [];
     try {
       while (this.queue.length > 0) {
-        const decisions = this.queue;
+        decisions = this.queue;
         this.queue = [];
         const staged: MemoryItem[] = [];
         for (const decision of decisions) this.record(decision, staged);
@@ -85,7 +87,7 @@ export class DecisionMemory {
       }
     } catch (error) {
       // Staged versions that were not stored are left out of query answers (core/memory/memory.ts).
-      console.error(`gatehouse: recording ${this.queue.length} decision(s) into memory failed:`, (error as Error).message);
+      log.error({ err: error, decisions: decisions.length }, 'recording decisions into memory failed');
     } finally {
       this.recording = null;
     }

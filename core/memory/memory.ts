@@ -1,6 +1,7 @@
 import { ENVS, type Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
+import { log } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
@@ -163,7 +164,7 @@ export class Memory {
       const [vector] = await this.embedder.embed([text]);
       return vector ?? null;
     } catch (error) {
-      console.error('gatehouse: embedding a memory write failed; it will be retried:', (error as Error).message);
+      log.error({ err: error }, 'embedding a memory write failed; it will be retried');
       return null;
     }
   }

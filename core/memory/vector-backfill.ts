@@ -1,3 +1,4 @@
+import { log } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import type { MemoryItem } from './item.ts';
@@ -79,7 +80,7 @@ export class VectorBackfill {
         this.queue = this.queue.slice(batch.length);
       }
     } catch (error) {
-      console.error(`gatehouse: embedding ${this.queue.length} memory items failed; retrying in ${RETRY_MS / 1000}s:`, (error as Error).message);
+      log.error({ err: error, items: this.queue.length, retryInMs: RETRY_MS }, 'embedding memory items failed; retrying');
       this.retry = setTimeout(() => {
         this.retry = null;
         this.running = this.drain();

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { log } from '../log.ts';
 import { normalise, type Embedder } from './embedder.ts';
 import { tokenize } from './tokenize.ts';
 
@@ -115,7 +116,7 @@ export function loadWordVectors(cachePath: string): WordVectors {
     try {
       return readWordVectors(cachePath);
     } catch (error) {
-      console.error(`gatehouse: rebuilding the word-vector cache: ${(error as Error).message}`);
+      log.warn({ err: error, cachePath }, 'the word-vector cache is unreadable; rebuilding it');
     }
   }
   convertWordVectors(cachePath);
