@@ -276,6 +276,10 @@ function count(n: number, one: string, many: string): string {
 function firstSteps(url: string, config: ServeSettings): string {
   const dataDir = `--data-dir ${shellWord(config.dataDir)}`;
   const signedIssue = `POST ${url}/v1/keys {"env":"sandbox","scopes":["decisions:read","decisions:write"]}`;
+  // A cluster instance's data directory is a copy that only the cluster writes (docs/cluster.md).
+  if (config.cluster) {
+    return `gatehouse: cluster mode: create keys through any instance's API, with the admin key (signed with its signing key unless --signatures off): ${signedIssue}; \`gatehouse keys create\` cannot write to a cluster instance's copy`;
+  }
   if (config.signatures === 'all') {
     return `gatehouse: every key must sign (--signatures all); get a sandbox key: npx gatehouse keys create --env sandbox --scopes decisions:read,decisions:write ${dataDir}\n           or, signed: ${signedIssue}`;
   }
