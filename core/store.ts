@@ -145,7 +145,7 @@ export class Store {
   private node: string | null = null;
   /** The data directory is a cluster instance's copy: only that instance, in the cluster, may write to it. */
   private clusterCopy = false;
-  private readonly replicatedListeners: Array<() => void> = [];
+  private readonly replicatedListeners: Array<(ops: readonly WriteOp[]) => void> = [];
 
   private constructor(root: RootDatabase, path: string, durability: 'commit' | 'flush', syncIntervalMs: number) {
     this.root = root;
@@ -276,11 +276,11 @@ export class Store {
     if (seq !== this.appliedSeq + 1) throw new Error(`commit ${seq} arrived after ${this.appliedSeq}: the stream skipped commits`);
     this.root.transactionSync(() => this.writeOps(seq, ops), COMMIT_NOW);
     this.appliedSeq = seq;
-    for (const listener of this.replicatedListeners) listener();
+    for (const listener of this.replicatedListeners) listener(ops);
   }
 
-  /** Calls `listener` after each commit of another instance is applied here. */
-  onReplicated(listener: () => void): void {
+  /** Calls `listener` with its writes after each commit of another instance is applied here. */
+  onReplicated(listener: (ops: readonly WriteOp[]) => void): void {
     this.replicatedListeners.push(listener);
   }
 

@@ -44,7 +44,8 @@ export async function runPipeline(ctx: RequestContext): Promise<Reply> {
     ctx.writes = [];
     ctx.events = [];
     reply = refuse(ctx, unavailable ? error : new GatehouseError('internal', 'the request could not be recorded'));
-    await commitWithAudit(ctx, reply).catch(() => {});
+    // The refusal's own audit entry would wait on the same unavailable cluster: answer at once.
+    if (!unavailable) await commitWithAudit(ctx, reply).catch(() => {});
   } finally {
     releaseIdempotency(ctx);
   }

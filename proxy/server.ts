@@ -146,10 +146,25 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const tracing = await Tracing.fromEnv();
   const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
-  const census = replica ? await PolicyCensus.start(replica.link, config.policies) : null;
+  let census: PolicyCensus | null = null;
+  // Until it listens, a start that fails leaves nothing behind: no cluster reader or connection, no open store.
+  const orLeave = async <T>(work: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      await census?.stop();
+      await replica?.stopReading();
+      await store.close();
+      await replica?.disconnect();
+      throw error;
+    }
+  };
+  census = replica ? await orLeave(() => PolicyCensus.start(replica.link, config.policies)) : null;
+  // Narrowed once, for the closures below.
+  const joined = census;
   let draining = false;
   let inFlight = 0;
-  const services = buildServices({
+  const services = await orLeave(() => buildServices({
     store,
     evaluator: config.policies,
     bodyLimitBytes: config.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes,
@@ -166,13 +181,13 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     toolAllow: config.toolAllow ?? [],
     idempotencyClaims: replica?.claims ?? null,
-    policyDifferences: census ? () => census.differences() : null,
-    alive: census ? (node) => census.alive(node) : null,
+    policyDifferences: joined ? () => joined.differences() : null,
+    alive: joined ? (node) => joined.alive(node) : null,
     draining: () => draining,
-  });
+  }));
   const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });
-  const adminKey = await services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) =>
-    services.audit.appendInTransaction(operationDraft('SYSTEM', 'bootstrap admin key', record.id, 0)),
+  const adminKey = await orLeave(() =>
+    services.keys.ensureBootstrapAdmin(store, config.adminKey, (record) => services.audit.appendInTransaction(operationDraft('SYSTEM', 'bootstrap admin key', record.id, 0))),
   );
 
   const app = uWS.App();

@@ -256,3 +256,27 @@ t.test('an instance starting up fails only the unfinished sends of instances tha
   t.equal(onB('held_ghost')?.state, 'failed');
   t.equal(onB('held_alive')?.state, 'pending', "A's send in progress is left to A");
 });
+
+t.test('memory written on either instance is served by both, and an instance restarts on its copy', async (t) => {
+  const { namespace, a, b, adminKey } = await pair(t);
+  const writer = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ['memory:read', 'memory:write'] });
+  const write = (server: TestServer, key: string, text: string) => call(server.url, 'POST', '/v1/memory', { key: writer.key, body: { namespace: 'notes', key, text } });
+  const onA = await write(a, 'runbook', 'restart the payment service with care');
+  t.equal(onA.status, 201, onA.text);
+  // B knows the key once the commit that issued it has reached its copy.
+  let onB = await write(b, 'oncall', 'the on-call rotation changes on mondays');
+  for (let i = 0; i < 100 && onB.status === 401; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    onB = await write(b, 'oncall', 'the on-call rotation changes on mondays');
+  }
+  t.equal(onB.status, 201, onB.text);
+  const read = (server: TestServer, id: string) => call(server.url, 'GET', `/v1/memory/${id}`, { key: writer.key });
+  for (let i = 0; i < 100 && (await read(a, onB.json.id)).status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal((await read(a, onB.json.id)).status, 200, "A serves B's item");
+  t.equal((await read(b, onA.json.id)).status, 200, "B serves A's item");
+  t.equal((await write(a, 'runbook', 'restart the payment service with great care')).json.version, 2, "A's next version of its item follows the one B also holds");
+  await a.server.close();
+  const restarted = await startTestServer(t, { policies: engine, adminKey, signatures: 'off', dataDir: a.dataDir, cluster: { servers: nats.urls, namespace, nodeId: 'a' } });
+  t.equal((await read(restarted, onB.json.id)).status, 200, 'the restarted instance rebuilt its memory, both instances\' versions included');
+  t.equal((await read(restarted, onA.json.id)).json.version, 2);
+});

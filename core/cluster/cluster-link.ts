@@ -76,6 +76,10 @@ export class ClusterLink {
       // Keep trying for ever: an instance cut off from NATS refuses writes (503) until it is back.
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
+      // A server that stops answering (frozen, cut off) is left after three missed pings, about
+      // 6 s, rather than the client's default of minutes: writes move to a live server.
+      pingInterval: 2000,
+      maxPingOut: 3,
       timeout: 5000,
       ...(options.user !== undefined ? { user: options.user, pass: options.pass } : {}),
       ...(options.token !== undefined ? { token: options.token } : {}),
@@ -123,7 +127,9 @@ export class ClusterLink {
    */
   async commitsFrom(sequence: number): Promise<ConsumerMessages> {
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: sequence });
-    return consumer.consume({ max_messages: 512 });
+    // Short pulls and heartbeats: a reader whose server died notices within about two seconds
+    // (two missed heartbeats) instead of the client's default half minute, and reads on elsewhere.
+    return consumer.consume({ max_messages: 512, expires: 4000, idle_heartbeat: 1000 });
   }
 
   async close(): Promise<void> {

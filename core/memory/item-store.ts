@@ -19,12 +19,15 @@ interface StoredVector {
 
 const LAST_VERSION = Number.MAX_SAFE_INTEGER;
 
+/** Where memory's versions are stored: cluster mode reads other instances' from commits (core/memory/memory.ts). */
+export const ITEMS_DATABASE = 'memory-items';
+
 export class MemoryItemStore {
   private readonly items: Database<MemoryItem, VersionKey>;
   private readonly vectors: Database<StoredVector, VersionKey>;
 
   constructor(store: Store) {
-    this.items = store.database<MemoryItem, VersionKey>('memory-items');
+    this.items = store.database<MemoryItem, VersionKey>(ITEMS_DATABASE);
     this.vectors = store.database<StoredVector, VersionKey>('memory-vectors');
   }
 

@@ -1,3 +1,4 @@
+import { decodeValue, type WriteOp } from '../cluster/write-set.ts';
 import { ENVS, type Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
@@ -6,7 +7,7 @@ import type { Store } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
-import { MemoryItemStore } from './item-store.ts';
+import { ITEMS_DATABASE, MemoryItemStore } from './item-store.ts';
 import { lexicalTokens, MemorySpace } from './space.ts';
 import { VectorBackfill } from './vector-backfill.ts';
 import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
@@ -124,9 +125,31 @@ export class Memory {
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
+    store.onReplicated((ops) => this.learn(ops));
   }
 
-  /** Reloads every version from LMDB, in revision order, with the vectors of the current model. */
+  /**
+   * Cluster mode: adds the versions another instance wrote (applied to LMDB by the commit `ops`)
+   * to the query side, with their stored vectors, so every instance answers for every item.
+   */
+  private learn(ops: readonly WriteOp[]): void {
+    for (const op of ops) {
+      if (op[0] !== ITEMS_DATABASE || op.length !== 3) continue;
+      const item = decodeValue(op[2]) as MemoryItem;
+      const space = this.spaces[item.env];
+      if ((space.latestVersion(item.id) ?? 0) >= item.version) continue;
+      const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
+      const doc = space.add(item, vector);
+      if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
+    }
+  }
+
+  /**
+   * Reloads every version from LMDB, in revision order, with the vectors of the current model.
+   * In cluster mode revisions are each writer's own numbering, so two versions may share one, and
+   * an item's next version may carry a lower one than the version before it: each version is
+   * added only after its predecessor, ties broken by id, so every instance rebuilds alike.
+   */
   private rebuild(): MemoryStats {
     const started = performance.now();
     const byEnv: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
@@ -135,13 +158,28 @@ export class Memory {
     let vectorTrainingMs = 0;
     for (const env of ENVS) {
       const space = this.spaces[env];
+      const add = (item: MemoryItem) => {
+        const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
+        const doc = space.add(item, vector);
+        if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
+        count++;
+      };
       space.vectors.bulkLoad(() => {
-        for (const item of byEnv[env].sort((a, b) => a.revision - b.revision)) {
-          const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
-          const doc = space.add(item, vector);
-          if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
-          count++;
+        const waiting = new Map<string, MemoryItem>();
+        const order = byEnv[env].sort((a, b) => a.revision - b.revision || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.version - b.version));
+        for (const item of order) {
+          if (item.version !== (space.latestVersion(item.id) ?? 0) + 1) {
+            waiting.set(`${item.id}\u0000${item.version}`, item);
+            continue;
+          }
+          add(item);
+          for (let next = waiting.get(`${item.id}\u0000${item.version + 1}`); next; next = waiting.get(`${next.id}\u0000${next.version + 1}`)) {
+            waiting.delete(`${next.id}\u0000${next.version}`);
+            add(next);
+          }
         }
+        // A version whose predecessor is missing (it cannot be, but a copy may be damaged) is still served.
+        for (const item of waiting.values()) add(item);
       });
       vectorTrainingMs += space.vectors.trainingMs;
     }

@@ -44,12 +44,15 @@ export class MemorySpace {
     return this.times.at(-1) ?? 0;
   }
 
-  /** Adds the next revision; `item.revision` must be `revision + 1`. */
+  /**
+   * Adds `item` as the next revision (`revision + 1`, which is `item.revision` for the versions
+   * this instance stages). In cluster mode an instance also adds the versions other instances
+   * wrote, in the order it learns them, so its numbering is its own (docs/cluster.md).
+   */
   add(item: MemoryItem, vector: Float32Array | null): number {
     const doc = this.docs.length;
-    if (item.revision !== doc + 1) throw new Error(`memory revision ${item.revision} written out of order (expected ${doc + 1})`);
     this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: item.links, attributes: item.attributes, createdBy: item.createdBy });
-    this.times.push(Date.parse(item.createdAt));
+    this.times.push(Math.max(Date.parse(item.createdAt), this.lastTime));
     this.supersededAt.push(Infinity);
     let versions = this.byId.get(item.id);
     if (!versions) {
@@ -61,7 +64,7 @@ export class MemorySpace {
       this.itemOrder.push(item.id);
     }
     const previous = versions.at(-1);
-    if (previous !== undefined) this.supersededAt[previous] = item.revision;
+    if (previous !== undefined) this.supersededAt[previous] = doc + 1;
     versions.push(doc);
     for (const link of item.links) {
       let sources = this.incoming.get(link.to);
