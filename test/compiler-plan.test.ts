@@ -5,6 +5,7 @@ import { checkProgram } from '../policies/compiler/check/program.ts';
 import { planProgram } from '../policies/compiler/plan/planner.ts';
 import { CompileError } from '../policies/compiler/errors.ts';
 import type { Block, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
+import { hostBuiltinsUsed } from '../policies/compiler/plan/host-builtins-used.ts';
 
 function plan(sources: Record<string, string>, entrypoints: string[]): Policy {
   const modules = Object.entries(sources).map(([file, text]) => parseModule(file, text));
@@ -119,4 +120,24 @@ t.test('errors in rules no entrypoint reaches are still reported, but only reach
   t.equal(err.pos?.line, 3);
   const policy = plan({ 'p.rego': 'package t\np := 1\nq := 2\n' }, ['t/p']);
   t.same(policy.funcs.map((f) => f.name), ['data.t.p']);
+});
+
+t.test('the host builtins a plan calls, wherever the calls are', async (t) => {
+  const policy = plan(
+    {
+      'p.rego': `package p
+import rego.v1
+digest(x) := crypto.sha256(x)
+allow if {
+  some s in input.items
+  not startswith(lower(s), "x")
+  count(input.items) > 0
+}
+names := [upper(n) | some n in input.names]
+h := digest("a")`,
+    },
+    ['p/allow', 'p/names', 'p/h'],
+  );
+  t.same(hostBuiltinsUsed(policy), ['crypto.sha256', 'lower', 'upper'], 'in functions, under not, in comprehensions; native ones (count, startswith) left out');
+  t.same(hostBuiltinsUsed(plan({ 'q.rego': 'package q\nimport rego.v1\nallow if input.x == 1' }, ['q/allow'])), [], 'none');
 });

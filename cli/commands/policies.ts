@@ -63,7 +63,8 @@ async function build(args: string[]): Promise<number> {
     const stats = result.compiled[name]!;
     const entrypoints = result.policies[name]!.entrypoints.length;
     console.log(
-      `${name.padEnd(width)}  ${stats.compileMs.toFixed(1).padStart(8)} ms  ${formatKiB(stats.moduleBytes).padStart(10)}  ${entrypoints} entrypoint${entrypoints === 1 ? '' : 's'}`,
+      `${name.padEnd(width)}  ${stats.compileMs.toFixed(1).padStart(8)} ms  ${formatKiB(stats.moduleBytes).padStart(10)}  ${entrypoints} entrypoint${entrypoints === 1 ? '' : 's'}` +
+        (stats.hostBuiltins.length ? `  host builtins: ${stats.hostBuiltins.join(', ')}` : ''),
     );
   }
   console.log(`built ${names.length} ${names.length === 1 ? 'policy' : 'policies'} into ${path.resolve(values.out)}`);

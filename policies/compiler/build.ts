@@ -51,6 +51,8 @@ export interface PolicyBuildStats {
   moduleBytes: number;
   /** The plan, printed. */
   ir: string;
+  /** The builtins it calls that run in JavaScript beside the module. */
+  hostBuiltins: string[];
 }
 
 export interface BuildResult extends Manifest {
@@ -118,7 +120,7 @@ async function compilePolicy(
       moduleHash: sha256(compiled.wasm),
       sources: sources.map((s) => s.relative),
     },
-    stats: { compileMs, moduleBytes: compiled.wasm.byteLength, ir: compiled.ir },
+    stats: { compileMs, moduleBytes: compiled.wasm.byteLength, ir: compiled.ir, hostBuiltins: compiled.hostBuiltins },
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The Rego → OPA-ABI WebAssembly compiler: parse → check → plan → emit.
  */
+import { hostBuiltinsUsed } from './plan/host-builtins-used.ts';
 import type { Module } from './parse/ast.ts';
 import type { Policy } from './plan/ir.ts';
 import { CompileError, CompileErrors } from './errors.ts';
@@ -35,6 +36,8 @@ export interface CompiledModule {
   ir: string;
   /** A traced build's probes, by id. */
   probes?: Probe[];
+  /** The builtins it calls that run in JavaScript beside it (OPA names). */
+  hostBuiltins: string[];
 }
 
 /** Parses every file; throws `CompileErrors` with every parse error of every file. */
@@ -86,5 +89,5 @@ export async function compileModules(files: SourceFile[], options: CompileOption
   // Imported here, not above: emitting loads binaryen (0.7 s), which checking never needs.
   const { emitModule } = await import('./emit/wasm.ts');
   const wasm = emitModule(policy, await ensureRuntime());
-  return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy), ...(probes ? { probes } : {}) };
+  return { wasm, entrypoints: options.entrypoints, ir: printPolicy(policy), hostBuiltins: hostBuiltinsUsed(policy), ...(probes ? { probes } : {}) };
 }
