@@ -407,6 +407,9 @@ export class Store {
               // Applying the commits that came first, straight from the sequence the stream named,
               // costs no extra round trip: an instance that lost the race is not left behind again.
               await replication.catchUp(error.lastSeq).catch(() => {});
+              // What arrived meanwhile goes in the same attempt: under contention fewer, larger
+              // commits race for the stream, and the requests that waited are not raced again.
+              batch.push(...this.takeBatch());
               continue;
             }
             this.rolledBack(batch);

@@ -12,6 +12,12 @@ import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
 const PUBLISH_DEADLINE_MS = 5000;
 /** How long an instance waits to reach the cluster's last commit before it answers `not_ready`. */
 const CATCH_UP_DEADLINE_MS = 10_000;
+/**
+ * How long a writer that lost the race waits for the commits that came first before it reads the
+ * stream again: they are normally a few milliseconds away, and a reader that missed a leader
+ * change is better replaced at once than waited for.
+ */
+const CONFLICT_CATCH_UP_MS = 2000;
 
 /**
  * This instance's copy of the cluster's state: its LMDB, kept current by applying the commit
@@ -87,7 +93,7 @@ export class Replica implements CommitReplication {
   async catchUp(seq: number | null = null): Promise<void> {
     const through = seq ?? (await this.link.info()).state.last_seq;
     try {
-      await this.waitApplied(through, CATCH_UP_DEADLINE_MS);
+      await this.waitApplied(through, seq === null ? CATCH_UP_DEADLINE_MS : CONFLICT_CATCH_UP_MS);
     } catch (error) {
       // The stream has commits this instance is not being given: read it again from the first
       // one not applied (an ordered consumer that missed a leader change, say).
