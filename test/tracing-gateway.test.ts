@@ -78,7 +78,10 @@ t.test('a forwarded request: a server span from the caller’s traceparent, a cl
   t.equal(attribute(upstreamCall!, 'http.response.status_code'), 200);
   t.equal(attribute(upstreamCall!, 'http.request.resend_count'), undefined, 'the first try is not a resend');
   const ns = (value: string) => BigInt(value);
-  t.ok(ns(upstreamCall!.startTimeUnixNano) >= ns(request!.startTimeUnixNano) && ns(upstreamCall!.endTimeUnixNano) <= ns(request!.endTimeUnixNano), 'the exchange lies within the request');
+  // The SDK anchors each span's clock to Date.now() when it starts, so two spans' times may be
+  // out of step by up to a millisecond: within the request means within it to that millisecond.
+  const ms = 1_000_000n;
+  t.ok(ns(upstreamCall!.startTimeUnixNano) + ms >= ns(request!.startTimeUnixNano) && ns(upstreamCall!.endTimeUnixNano) <= ns(request!.endTimeUnixNano) + ms, 'the exchange lies within the request');
 
   const received = api.received[0]!.headers;
   t.equal(received['traceparent'], `00-${TRACE}-${upstreamCall!.spanId}-01`, 'the upstream’s parent is the client span');
