@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { log } from '../log.ts';
 import { QUEUE_DATABASE } from '../webhooks/deliveries.ts';
 import { CommitConflict, type CommitReplication, type Store } from '../store.ts';
 import { MAX_COMMIT_BYTES, PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
 import { ClusterClaims } from './shared-claims.ts';
+import { consumeLoop, type ConsumeLoop } from './consume-loop.ts';
 import { ClusterDeliveries } from './webhook-work.ts';
 import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
 
@@ -27,9 +28,7 @@ const CONFLICT_CATCH_UP_MS = 2000;
  * the others as soon as they have applied the stream that far (docs/cluster.md).
  */
 export class Replica implements CommitReplication {
-  private stopped = false;
-  private reader: Promise<void> | null = null;
-  private messages: ConsumerMessages | null = null;
+  private reader: ConsumeLoop | null = null;
   private waiters: Array<{ seq: number; resolve(): void }> = [];
   private published = 0;
   /** Idempotency-Keys in flight across the cluster. */
@@ -98,16 +97,14 @@ export class Replica implements CommitReplication {
       // The stream has commits this instance is not being given: read it again from the first
       // one not applied (an ordered consumer that missed a leader change, say).
       log.warn({ applied: this.store.applied, through }, 'the commit stream stalled; reading it again');
-      void this.messages?.close().catch(() => {});
+      this.reader?.reopen();
       throw error;
     }
   }
 
   /** Stops applying the stream; call before the store closes (its last commits are still published). */
   async stopReading(): Promise<void> {
-    this.stopped = true;
-    await this.messages?.close().catch(() => {});
-    await this.reader;
+    await this.reader?.stop();
   }
 
   /** Leaves the cluster; call once the store is closed. */
@@ -136,27 +133,15 @@ export class Replica implements CommitReplication {
 
   /** Applies the stream from the first commit not applied here, for as long as the replica runs. */
   private read(): void {
-    this.reader = (async () => {
-      while (!this.stopped) {
-        try {
-          this.messages = await this.link.commitsFrom(this.store.applied + 1);
-          // Stopped while it was being opened: closed, and not read, it has nothing to wait for (its
-          // `close` resolves once a reader has seen the end).
-          if (this.stopped) {
-            void this.messages.close();
-            break;
-          }
-          for await (const message of this.messages) {
-            if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, this.writesOf(message.seq, message.data));
-            this.wake();
-          }
-        } catch (error) {
-          if (this.stopped) break;
-          log.warn({ err: error, applied: this.store.applied }, 'reading the commit stream failed; reading again');
-        }
-        if (!this.stopped) await sleep(250);
-      }
-    })();
+    this.reader = consumeLoop(
+      'reading the commit stream',
+      () => this.link.commitsFrom(this.store.applied + 1),
+      (message) => {
+        if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, this.writesOf(message.seq, message.data));
+        this.wake();
+      },
+      250,
+    );
   }
 
   /**

@@ -1,10 +1,11 @@
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { log } from '../log.ts';
 import { QUEUE_DATABASE } from '../webhooks/deliveries.ts';
 import type { Dispatcher } from '../webhooks/dispatcher.ts';
 import type { SharedDeliveries } from '../webhooks/webhooks.ts';
 import type { ClusterLink } from './cluster-link.ts';
 import type { Replica } from './replica.ts';
+import { consumeLoop, type ConsumeLoop } from './consume-loop.ts';
 import { decodeCommit } from './write-set.ts';
 
 /**
@@ -29,8 +30,7 @@ const APPLY_WAIT_MS = 10_000;
  * there, at least once in all (receivers deduplicate by `webhook-id`, as Standard Webhooks asks).
  */
 export class ClusterDeliveries implements SharedDeliveries {
-  private messages: ConsumerMessages | null = null;
-  private reading: Promise<void> | null = null;
+  private reader: ConsumeLoop | null = null;
   private readonly handling = new Set<Promise<void>>();
   /** Deliveries this instance is attempting now: a second copy of the same work waits. */
   private readonly attempting = new Set<string>();
@@ -42,43 +42,31 @@ export class ClusterDeliveries implements SharedDeliveries {
   ) {}
 
   start(dispatcher: Dispatcher, attemptTimeoutMs: number): void {
-    this.reading = this.read(dispatcher, ackWaitMs(attemptTimeoutMs));
+    const durable = `${this.link.namespace}_webhooks`;
+    const ackWait = ackWaitMs(attemptTimeoutMs);
+    this.reader = consumeLoop(
+      'reading the shared webhook work',
+      async () => {
+        await this.ensureConsumer(durable, ackWait);
+        const consumer = await this.link.js.consumers.get(this.link.stream, durable);
+        return consumer.consume({ max_messages: 64 });
+      },
+      (message) => {
+        const handled = this.handle(dispatcher, message).catch((error: unknown) => {
+          log.error({ err: error, commit: message.seq }, 'webhook deliveries could not be attempted; handed back');
+          message.nak(1000);
+        });
+        this.handling.add(handled);
+        void handled.finally(() => this.handling.delete(handled));
+      },
+      500,
+    );
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.messages?.close().catch(() => {});
-    await this.reading;
+    await this.reader?.stop();
     await Promise.allSettled(this.handling);
-  }
-
-  private async read(dispatcher: Dispatcher, ackWait: number): Promise<void> {
-    const durable = `${this.link.namespace}_webhooks`;
-    while (!this.stopped) {
-      try {
-        await this.ensureConsumer(durable, ackWait);
-        const consumer = await this.link.js.consumers.get(this.link.stream, durable);
-        this.messages = await consumer.consume({ max_messages: 64 });
-        // Stopped while it was being opened: closed, and not read, it has nothing to wait for (its
-        // `close` resolves once a reader has seen the end).
-        if (this.stopped) {
-          void this.messages.close();
-          break;
-        }
-        for await (const message of this.messages) {
-          const handled = this.handle(dispatcher, message).catch((error: unknown) => {
-            log.error({ err: error, commit: message.seq }, 'webhook deliveries could not be attempted; handed back');
-            message.nak(1000);
-          });
-          this.handling.add(handled);
-          void handled.finally(() => this.handling.delete(handled));
-        }
-      } catch (error) {
-        if (this.stopped) break;
-        log.warn({ err: error }, 'reading the shared webhook work failed; reading again');
-      }
-      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 500));
-    }
   }
 
   /** Creates the shared consumer, or finds it: adding one with the same configuration is idempotent. */
