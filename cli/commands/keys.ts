@@ -110,9 +110,16 @@ export async function run(args: string[]): Promise<number> {
           return 0;
         }
         // Loaded only here: compiling policies is the slow part, and sandbox keys never need it.
-        const { openPolicies, PACKAGE_POLICIES } = await import('./serve.ts');
-        const policiesDir = values['policies-dir'] ?? process.env.GATEHOUSE_POLICIES_DIR ?? PACKAGE_POLICIES;
-        const engine = await openPolicies(policiesDir, dataDir, false, process.env.GATEHOUSE_BUNDLE_VERIFICATION_KEYS);
+        const { openPolicies, policyCacheDirOf, PACKAGE_POLICIES } = await import('./serve.ts');
+        const engine = await openPolicies(
+          {
+            policiesDir: values['policies-dir'] ?? process.env.GATEHOUSE_POLICIES_DIR ?? PACKAGE_POLICIES,
+            dataDir,
+            bundleKeysFile: process.env.GATEHOUSE_BUNDLE_VERIFICATION_KEYS,
+            policyCacheDir: policyCacheDirOf(process.env.GATEHOUSE_POLICY_CACHE, process.env),
+          },
+          false,
+        );
         try {
           const workflow = new DecisionWorkflow(new DecisionStore(store), engine);
           const review = new KeyReview(keys, workflow);

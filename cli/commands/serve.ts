@@ -6,6 +6,7 @@ import { ClusterJoinError, type ClusterOptions } from '../../core/cluster/cluste
 import { clusterSettings } from '../cluster-settings.ts';
 import { ENVS, type Env } from '../../core/env.ts';
 import type { RateLimit } from '../../core/rate-limiter.ts';
+import { CompileCache, defaultCompileCacheDir } from '../../policies/compiler/compile-cache.ts';
 import { PolicyEngine, readBundleVerificationKeys } from '../../policies/engine/index.ts';
 import { GATEWAY_DEFAULTS } from '../../proxy/gateway/gateway.ts';
 import { ListenError } from '../../proxy/http/listen-error.ts';
@@ -41,6 +42,8 @@ const HELP = `usage: gatehouse serve [options]
   --policies-dir D         GATEHOUSE_POLICIES_DIR          (the package's policies/rego)
   --bundle-verification-keys FILE GATEHOUSE_BUNDLE_VERIFICATION_KEYS  JSON file of key id → JWK: *.tar.gz policy bundles
                                                            must be signed with one of them (docs/policies.md, Bundles)
+  --policy-cache DIR|off   GATEHOUSE_POLICY_CACHE          compiled policies kept for the next start (~/.cache/gatehouse/policies;
+                                                           off: compile at every start); keep it as private as the policies
                            GATEHOUSE_ADMIN_KEY             bootstrap admin key (generated and printed once if unset)
   --body-limit BYTES       GATEHOUSE_BODY_LIMIT            (${DEFAULTS.bodyLimitBytes})
   --idempotency-ttl SEC    GATEHOUSE_IDEMPOTENCY_TTL       (${DEFAULTS.idempotencyRetentionMs / 1000})
@@ -85,6 +88,8 @@ export interface ServeSettings {
   policiesDir: string;
   /** The keys file OPA bundles are verified with, when given. */
   bundleKeysFile: string | undefined;
+  /** Where compiled policies are kept for the next start; undefined: compile every time. */
+  policyCacheDir: string | undefined;
   adminKey: string | undefined;
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
@@ -138,6 +143,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'data-dir': { type: 'string' },
       'policies-dir': { type: 'string' },
       'bundle-verification-keys': { type: 'string' },
+      'policy-cache': { type: 'string' },
       'body-limit': { type: 'string' },
       'idempotency-ttl': { type: 'string' },
       'rate-sandbox': { type: 'string' },
@@ -193,6 +199,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     dataDir: pick(values['data-dir'], 'GATEHOUSE_DATA_DIR') ?? '.gatehouse',
     policiesDir: pick(values['policies-dir'], 'GATEHOUSE_POLICIES_DIR') ?? PACKAGE_POLICIES,
     bundleKeysFile: pick(values['bundle-verification-keys'], 'GATEHOUSE_BUNDLE_VERIFICATION_KEYS') || undefined,
+    policyCacheDir: policyCacheDirOf(pick(values['policy-cache'], 'GATEHOUSE_POLICY_CACHE'), env),
     adminKey: env.GATEHOUSE_ADMIN_KEY || undefined,
     bodyLimitBytes: bodyLimit === undefined ? DEFAULTS.bodyLimitBytes : number('--body-limit', bodyLimit, 1),
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
@@ -242,18 +249,29 @@ function eventSettings(
   };
 }
 
+/** `--policy-cache`'s value as a directory: `off` for none, unset for the default (policies/compiler/compile-cache.ts). */
+export function policyCacheDirOf(value: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (value === 'off') return undefined;
+  return value || defaultCompileCacheDir(env);
+}
+
+/** What `openPolicies` reads of the server's settings. */
+export type PolicySettings = Pick<ServeSettings, 'policiesDir' | 'dataDir' | 'bundleKeysFile' | 'policyCacheDir'>;
+
 /**
  * Compiles and loads the policies the server and the CLI evaluate decisions with. One that does
  * not compile is left out, its errors logged at file:line:col (and listed by /readyz), so the
  * others serve; so is a bundle whose signature does not check out against `bundleKeysFile`.
+ * Unchanged policies come from the compile cache when there is one.
  */
-export async function openPolicies(policiesDir: string, dataDir: string, watch: boolean, bundleKeysFile?: string): Promise<PolicyEngine> {
+export async function openPolicies(settings: PolicySettings, watch: boolean): Promise<PolicyEngine> {
   return PolicyEngine.open({
-    sourceDir: policiesDir,
-    buildDir: join(dataDir, 'policies'),
+    sourceDir: settings.policiesDir,
+    buildDir: join(settings.dataDir, 'policies'),
     watch,
     leaveOutFailing: true,
-    bundleVerificationKeys: bundleKeysFile ? await readBundleVerificationKeys(bundleKeysFile) : undefined,
+    bundleVerificationKeys: settings.bundleKeysFile ? await readBundleVerificationKeys(settings.bundleKeysFile) : undefined,
+    compileCache: settings.policyCacheDir ? new CompileCache(settings.policyCacheDir) : undefined,
     log,
   });
 }
@@ -322,7 +340,7 @@ export async function run(args: string[]): Promise<number> {
   }
   let engine: PolicyEngine;
   try {
-    engine = await openPolicies(config.policiesDir, config.dataDir, true, config.bundleKeysFile);
+    engine = await openPolicies(config, true);
   } catch (error) {
     log.fatal({ policiesDir: config.policiesDir }, `cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
     return 1;

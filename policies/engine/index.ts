@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildPolicies } from '../compiler/build.ts';
+import type { CompileCache } from '../compiler/compile-cache.ts';
 import { CompileErrors } from '../compiler/errors.ts';
 import type { BundleVerificationKeys } from './bundle-keys.ts';
 import { UnknownPolicyError } from './errors.ts';
@@ -40,6 +41,8 @@ export interface EngineOptions {
   buildDir: string;
   /** Rebuild and reload when `sourceDir` changes. */
   watch?: boolean;
+  /** Earlier compiles to reuse for unchanged sources, and keep new ones in (policies/compiler/compile-cache.ts). */
+  compileCache?: CompileCache;
   /** Quiet time after a change before rebuilding, in ms (default and least 100: see source-watcher.ts). */
   debounceMs?: number;
   /** Linear memory cap per module in 64 KiB pages (default 1024, i.e. 64 MiB: see policy-instance.ts). */
@@ -108,7 +111,10 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
   static async open(options: EngineOptions): Promise<PolicyEngine> {
     const engine = new PolicyEngine(options);
     if (options.sourceDir) {
-      const { failed } = await buildPolicies(options.sourceDir, options.buildDir, { leaveOutFailing: options.leaveOutFailing ?? false });
+      const { failed } = await buildPolicies(options.sourceDir, options.buildDir, {
+        leaveOutFailing: options.leaveOutFailing ?? false,
+        cache: options.compileCache,
+      });
       engine.buildFailures = new Map(failed.map((f) => [path.join(options.sourceDir!, f.file), f.errors.map((e) => e.format()).join('\n')]));
     }
     engine.install(await engine.load());
@@ -238,7 +244,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     const started = performance.now();
     let outcome: ReloadOutcome;
     try {
-      await buildPolicies(this.options.sourceDir!, this.options.buildDir);
+      await buildPolicies(this.options.sourceDir!, this.options.buildDir, { cache: this.options.compileCache });
       const next = await this.load();
       if (this.closed) return;
       this.buildFailures = new Map();
