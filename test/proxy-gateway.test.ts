@@ -220,6 +220,50 @@ t.test('routes that require a signature refuse unsigned requests: 401, the calle
   t.equal(upstream.received.length, 0);
 });
 
+t.test('a proxied WebSocket closes on both sides when either side goes, and when the gateway closes', async (t) => {
+  const upstream = await startUpstream(t);
+  const connections: WebSocket[] = [];
+  echoWebSockets(t, upstream, connections);
+  const { gateway, viewer, server } = await setup(t, upstream);
+  const wsUrl = gateway.replace('http:', 'ws:') + '/api/live';
+  const closed = (ws: WebSocket) =>
+    new Promise<void>((resolve, reject) => {
+      if (ws.readyState === ws.CLOSED) return resolve();
+      const timer = setTimeout(() => reject(new Error('the connection stayed open')), 5000);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  const connect = async () => {
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${viewer.key}` } });
+    t.teardown(() => ws.terminate());
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const echoed = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+    ws.send('ping');
+    t.equal(await echoed, 'echo:ping');
+    return { client: ws, upstreamSide: connections.at(-1)! };
+  };
+
+  const cut = await connect();
+  cut.client.terminate();
+  await closed(cut.upstreamSide);
+  t.pass('a client that drops its connection closes the upstream side');
+
+  const hungUp = await connect();
+  hungUp.upstreamSide.terminate();
+  await closed(hungUp.client);
+  t.pass('an upstream that drops its connection closes the client side');
+
+  const open = await connect();
+  await server.gateway!.close();
+  await Promise.all([closed(open.client), closed(open.upstreamSide)]);
+  t.pass('closing the gateway closes both sides of a connection it carried');
+});
+
 t.test('WebSocket upgrades are proxied under the same policy', async (t) => {
   const upstream = await startUpstream(t);
   const upgradeHeaders = echoWebSockets(t, upstream);

@@ -102,7 +102,13 @@ export class Upstreams {
     this.proxy.on('proxyReqWs', (proxyReq, req) => {
       const answered = this.upgrades.get(req);
       if (!answered) return;
-      proxyReq.once('upgrade', (proxyRes: IncomingMessage) => answered(proxyRes.statusCode ?? 101));
+      proxyReq.once('upgrade', (proxyRes: IncomingMessage, upstreamSocket: Socket) => {
+        // http-proxy pipes the two sockets but ends one only when the other ends or errs: a side
+        // destroyed outright (the gateway closing, a client vanishing) would leave the other open.
+        req.socket.once('close', () => upstreamSocket.destroy());
+        upstreamSocket.once('close', () => req.socket.destroy());
+        answered(proxyRes.statusCode ?? 101);
+      });
       proxyReq.once('response', (proxyRes: IncomingMessage) => answered(proxyRes.statusCode ?? 502));
     });
     // Errors reach the per-call callbacks; this keeps an unexpected one from throwing.

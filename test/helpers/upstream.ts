@@ -3,7 +3,7 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { PolicyEngine } from '../../policies/engine/index.ts';
 import type { RunningServer } from '../../proxy/server.ts';
 import { BUNDLED_POLICIES } from './policies.ts';
@@ -55,17 +55,20 @@ export async function startUpstream(t: Teardown, handler?: (req: IncomingMessage
   return { url: `http://127.0.0.1:${port}`, port, received, server };
 }
 
-/** A port nothing listens on (bound, then released). */
 /**
  * Makes `upstream` accept WebSocket upgrades and answer every message `m` with `echo:m`. Returns
- * the headers of each upgrade request it received, as they arrive.
+ * the headers of each upgrade request it received, as they arrive; `connections` gets the
+ * upstream's side of each connection.
  */
-export function echoWebSockets(t: Teardown, upstream: Upstream): IncomingHttpHeaders[] {
+export function echoWebSockets(t: Teardown, upstream: Upstream, connections: WebSocket[] = []): IncomingHttpHeaders[] {
   const wss = new WebSocketServer({ noServer: true });
   const upgrades: IncomingHttpHeaders[] = [];
   upstream.server.on('upgrade', (req, socket, head) => {
     upgrades.push(req.headers);
-    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (data) => ws.send(`echo:${data}`)));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      connections.push(ws);
+      ws.on('message', (data) => ws.send(`echo:${data}`));
+    });
   });
   t.teardown(() => wss.close());
   return upgrades;
@@ -81,6 +84,7 @@ export async function proxyEntries(server: RunningServer, count: number) {
   throw new Error(`fewer than ${count} proxy audit entries`);
 }
 
+/** A port nothing listens on (bound, then released). */
 export async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
