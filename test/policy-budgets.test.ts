@@ -1,12 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { openPolicies, settings } from '../cli/commands/serve.ts';
 import { PolicyEngine } from '../policies/engine/index.ts';
 import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
 
 // Policies that would hold the event loop for seconds are cut off by their budgets (the runtime's
-// numbers.range size limit, the module's memory cap) and denied with the budget as the reason,
-// while policies within them answer as before. Real Rego, compiled by the project's compiler.
+// numbers.range size limit, the module's memory cap, the module's iteration budget) and denied
+// with the budget as the reason, while policies within them answer as before. Real Rego,
+// compiled by the project's compiler.
 
 // Compiling the policy runtime on a cold cache takes a while.
 t.setTimeout(600_000);
@@ -19,14 +21,23 @@ const SOURCES: Record<string, string> = {
   // 10^10 elements, built one by one: only the memory cap stops it.
   'hog-v1.rego': decision('hog.v1\n\nallow if count([x | some x in numbers.range(1, 100000); some y in numbers.range(1, 100000)]) > 0'),
   'plain-v1.rego': decision('plain.v1\n\nallow := true'),
+  // 10^10 steps that allocate nothing: the range is built once, and comparing an element with a
+  // constant allocates nothing, so only the iteration budget stops it.
+  'spin-v1.rego': decision('spin.v1\n\nr := numbers.range(1, 100000)\n\nallow if every i in r { every j in r { j != 0 } }'),
+  // 2^40 calls and no loop at all: each function calls the next twice.
+  'calls-v1.rego': decision(
+    `calls.v1\n\nallow if f0(1) > 0\n\n${Array.from({ length: 40 }, (_, i) => `f${i}(x) := f${i + 1}(x) + f${i + 1}(x)`).join('\n')}\nf40(x) := x`,
+  ),
+  // n × n steps.
+  'square-v1.rego': 'package gatehouse.square.v1\n\nr := numbers.range(1, input.n)\n\nall_positive if every i in r { every j in r { j > 0 } }\n',
   'sized-v1.rego': 'package gatehouse.sized.v1\n\nsize := count(numbers.range(1, input.n))\n',
 };
 
-async function openEngine(dir: string, maxMemoryPages?: number): Promise<PolicyEngine> {
+async function openEngine(dir: string, budgets: { maxMemoryPages?: number; maxIterations?: number } = {}): Promise<PolicyEngine> {
   const sourceDir = join(dir, 'src');
   mkdirSync(sourceDir, { recursive: true });
   for (const [file, text] of Object.entries(SOURCES)) writeFileSync(join(sourceDir, file), text);
-  return PolicyEngine.open({ sourceDir, buildDir: join(dir, 'build'), ...(maxMemoryPages ? { maxMemoryPages } : {}) });
+  return PolicyEngine.open({ sourceDir, buildDir: join(dir, 'build'), ...budgets });
 }
 
 t.test('numbers.range refuses ranges beyond its size budget and builds those within it', async (t) => {
@@ -42,7 +53,7 @@ t.test('numbers.range refuses ranges beyond its size budget and builds those wit
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {
-  const engine = await openEngine(tempDir(t), 256);
+  const engine = await openEngine(tempDir(t), { maxMemoryPages: 256 });
   t.teardown(() => engine.close());
   const hog = engine.evaluate('hog-v1', {});
   t.equal(hog.value, undefined);
@@ -50,6 +61,37 @@ t.test('a runaway allocation stops at the memory cap, with the cap as the reason
   const input = engine.evaluate('plain-v1', { blob: 'x'.repeat(32 * 1024 * 1024) });
   t.equal(input.error, 'policy exceeded its memory budget of 16 MiB', 'an input larger than the cap is refused alike');
   t.same(engine.evaluate('plain-v1', {}).value, { allow: true, gate: 'auto', nextAction: 'execute' }, 'a fresh instance serves next');
+});
+
+t.test('a loop that allocates nothing, or calls that multiply, stop at the iteration budget', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  for (const policy of ['spin-v1', 'calls-v1']) {
+    const stopped = engine.evaluate(policy, {});
+    t.equal(stopped.value, undefined, `${policy} has no value`);
+    t.equal(stopped.error, 'policy exceeded its iteration budget of 10,000,000 loop iterations and calls', `${policy}: the budget is the reason`);
+  }
+  t.match(engine.evaluate('square-v1', { n: 3000 }).value, { all_positive: true }, '9 million steps are within the default budget');
+  t.same(engine.evaluate('plain-v1', {}).value, { allow: true, gate: 'auto', nextAction: 'execute' }, 'a fresh instance serves next');
+  t.match(engine.evaluate('square-v1', { n: 3000 }).value, { all_positive: true }, 'and the budget is refilled for each evaluation');
+});
+
+t.test('the iteration budget is the engine\'s to set', async (t) => {
+  const dir = tempDir(t);
+  const engine = await openEngine(dir, { maxIterations: 10_000 });
+  t.teardown(() => engine.close());
+  t.match(engine.evaluate('square-v1', { n: 99 }).value, { all_positive: true }, '99 × 99 steps and the range\'s rule call fit in 10,000');
+  t.equal(engine.evaluate('square-v1', { n: 101 }).error, 'policy exceeded its iteration budget of 10,000 loop iterations and calls', '101 × 101 do not');
+  await t.rejects(openEngine(tempDir(t), { maxIterations: 0 }), /maxIterations must be an integer from 1/, 'a budget of nothing is refused');
+
+  const option = settings(['--policy-max-iterations', '5000'], {});
+  t.equal(option === 'help' ? option : option.policyMaxIterations, 5000, 'gatehouse serve --policy-max-iterations');
+  const fromEnv = settings([], { GATEHOUSE_POLICY_MAX_ITERATIONS: '20000' });
+  t.equal(fromEnv === 'help' ? fromEnv : fromEnv.policyMaxIterations, 20000, 'or GATEHOUSE_POLICY_MAX_ITERATIONS');
+  t.throws(() => settings(['--policy-max-iterations', 'lots'], {}), /--policy-max-iterations must be an integer/);
+  const served = await openPolicies({ policiesDir: join(dir, 'src'), dataDir: join(dir, 'served'), bundleKeysFile: undefined, policyCacheDir: undefined, policyMaxIterations: 10_000 }, false);
+  t.teardown(() => served.close());
+  t.match(served.evaluate('square-v1', { n: 101 }).error, /iteration budget of 10,000 loop/, 'and the server\'s engine keeps to it');
 });
 
 t.test('over the API: denied with the budget as the reason, the server keeps answering, other policies are unaffected', async (t) => {
@@ -67,6 +109,10 @@ t.test('over the API: denied with the budget as the reason, the server keeps ans
   const hogged = await create('hog-v1');
   t.equal(hogged.status, 403, hogged.text);
   t.match(hogged.json.detail, /policy exceeded its memory budget of 64 MiB/);
+
+  const spun = await create('spin-v1');
+  t.equal(spun.status, 403, spun.text);
+  t.match(spun.json.detail, /policy exceeded its iteration budget of 10,000,000 loop iterations and calls/);
 
   t.equal((await call(url, 'GET', '/healthz')).status, 200, 'the server answers the next request');
   const plain = await create('plain-v1');

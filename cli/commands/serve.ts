@@ -44,6 +44,8 @@ const HELP = `usage: gatehouse serve [options]
                                                            must be signed with one of them (docs/policies.md, Bundles)
   --policy-cache DIR|off   GATEHOUSE_POLICY_CACHE          compiled policies kept for the next start (~/.cache/gatehouse/policies;
                                                            off: compile at every start); keep it as private as the policies
+  --policy-max-iterations N GATEHOUSE_POLICY_MAX_ITERATIONS loop iterations and calls one policy evaluation may take before it is
+                                                           stopped and denied (10000000; docs/security.md)
                            GATEHOUSE_ADMIN_KEY             bootstrap admin key (generated and printed once if unset)
   --body-limit BYTES       GATEHOUSE_BODY_LIMIT            (${DEFAULTS.bodyLimitBytes})
   --idempotency-ttl SEC    GATEHOUSE_IDEMPOTENCY_TTL       (${DEFAULTS.idempotencyRetentionMs / 1000})
@@ -90,6 +92,8 @@ export interface ServeSettings {
   bundleKeysFile: string | undefined;
   /** Where compiled policies are kept for the next start; undefined: compile every time. */
   policyCacheDir: string | undefined;
+  /** Loop iterations and calls per policy evaluation, when not the engine's default. */
+  policyMaxIterations: number | undefined;
   adminKey: string | undefined;
   bodyLimitBytes: number;
   idempotencyRetentionMs: number;
@@ -144,6 +148,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'policies-dir': { type: 'string' },
       'bundle-verification-keys': { type: 'string' },
       'policy-cache': { type: 'string' },
+      'policy-max-iterations': { type: 'string' },
       'body-limit': { type: 'string' },
       'idempotency-ttl': { type: 'string' },
       'rate-sandbox': { type: 'string' },
@@ -191,6 +196,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     throw new Error(`--public-url must be http(s)://host[:port], got '${publicUrl}'`);
   }
   const routesFile = pick(values['proxy-routes'], 'GATEHOUSE_PROXY_ROUTES');
+  const maxIterations = pick(values['policy-max-iterations'], 'GATEHOUSE_POLICY_MAX_ITERATIONS');
   const proxyPort = pick(values['proxy-port'], 'GATEHOUSE_PROXY_PORT');
   return {
     port: port === undefined ? DEFAULTS.port : number('--port', port, 0),
@@ -200,6 +206,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     policiesDir: pick(values['policies-dir'], 'GATEHOUSE_POLICIES_DIR') ?? PACKAGE_POLICIES,
     bundleKeysFile: pick(values['bundle-verification-keys'], 'GATEHOUSE_BUNDLE_VERIFICATION_KEYS') || undefined,
     policyCacheDir: policyCacheDirOf(pick(values['policy-cache'], 'GATEHOUSE_POLICY_CACHE'), env),
+    policyMaxIterations: maxIterations === undefined ? undefined : number('--policy-max-iterations', maxIterations, 1),
     adminKey: env.GATEHOUSE_ADMIN_KEY || undefined,
     bodyLimitBytes: bodyLimit === undefined ? DEFAULTS.bodyLimitBytes : number('--body-limit', bodyLimit, 1),
     idempotencyRetentionMs: ttl === undefined ? DEFAULTS.idempotencyRetentionMs : number('--idempotency-ttl', ttl, 1) * 1000,
@@ -256,7 +263,8 @@ export function policyCacheDirOf(value: string | undefined, env: NodeJS.ProcessE
 }
 
 /** What `openPolicies` reads of the server's settings. */
-export type PolicySettings = Pick<ServeSettings, 'policiesDir' | 'dataDir' | 'bundleKeysFile' | 'policyCacheDir'>;
+export type PolicySettings = Pick<ServeSettings, 'policiesDir' | 'dataDir' | 'bundleKeysFile' | 'policyCacheDir'> &
+  Partial<Pick<ServeSettings, 'policyMaxIterations'>>;
 
 /**
  * Compiles and loads the policies the server and the CLI evaluate decisions with. One that does
@@ -272,6 +280,7 @@ export async function openPolicies(settings: PolicySettings, watch: boolean): Pr
     leaveOutFailing: true,
     bundleVerificationKeys: settings.bundleKeysFile ? await readBundleVerificationKeys(settings.bundleKeysFile) : undefined,
     compileCache: settings.policyCacheDir ? new CompileCache(settings.policyCacheDir) : undefined,
+    ...(settings.policyMaxIterations ? { maxIterations: settings.policyMaxIterations } : {}),
     log,
   });
 }

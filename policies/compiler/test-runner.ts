@@ -138,7 +138,7 @@ class TracedRun {
   static async load(sources: SourceFile[], entrypoints: string[], data: unknown, indexes: ModuleIndex[]): Promise<TracedRun> {
     const compiled = await compileModules(sources, { entrypoints, probes: true });
     const recorder = new ProbeRecorder();
-    const instance = await PolicyInstance.load(compiled.wasm, data, undefined, recorder.builtins());
+    const instance = await PolicyInstance.load(compiled.wasm, data, {}, recorder.builtins());
     return new TracedRun(instance, recorder, compiled.probes!, indexes);
   }
 

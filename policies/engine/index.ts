@@ -18,7 +18,7 @@ import { CompileErrors } from '../compiler/errors.ts';
 import type { BundleVerificationKeys } from './bundle-keys.ts';
 import { UnknownPolicyError } from './errors.ts';
 import { loadRegistry, type LoadResult, type PolicyInfo, type PolicyRegistry } from './registry.ts';
-import type { EvaluationOutcome, PolicyInstance } from './policy-instance.ts';
+import { iterationBudget, type EvaluationOutcome, type PolicyInstance } from './policy-instance.ts';
 import { watchSources, type SourceWatcher } from './source-watcher.ts';
 
 export { readBundleVerificationKeys, type BundleVerificationKeys } from './bundle-keys.ts';
@@ -47,6 +47,8 @@ export interface EngineOptions {
   debounceMs?: number;
   /** Linear memory cap per module in 64 KiB pages (default 1024, i.e. 64 MiB: see policy-instance.ts). */
   maxMemoryPages?: number;
+  /** Loop iterations and calls per evaluation (default 10 million: see policies/compiler/emit/iteration-budget.ts). */
+  maxIterations?: number;
   log?: EngineLog;
   /**
    * Open with the policies that compile, the others left out and reported by `loadFailures()`
@@ -109,6 +111,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
    * asked. Throws CompileErrors when the sources do not compile, unless `leaveOutFailing`.
    */
   static async open(options: EngineOptions): Promise<PolicyEngine> {
+    iterationBudget(options);
     const engine = new PolicyEngine(options);
     if (options.sourceDir) {
       const { failed } = await buildPolicies(options.sourceDir, options.buildDir, {
@@ -202,6 +205,7 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
     return loadRegistry(this.options.buildDir, {
       dataOverrides: this.dataOverrides,
       ...(this.options.maxMemoryPages ? { maxMemoryPages: this.options.maxMemoryPages } : {}),
+      ...(this.options.maxIterations ? { maxIterations: this.options.maxIterations } : {}),
       bundleVerificationKeys: this.options.bundleVerificationKeys,
     });
   }

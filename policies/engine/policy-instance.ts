@@ -9,8 +9,11 @@
  *   - an abort: the module calls `opa_abort`, e.g. a complete rule with two different values;
  *   - exceeding a budget: the linear memory is capped (DEFAULT_MAX_MEMORY_PAGES unless told
  *     otherwise), so a runaway allocation or a huge input stops the evaluation within a fraction
- *     of a second instead of stalling the event loop or the process, and the runtime's
- *     `numbers.range` refuses ranges beyond its size budget before building anything;
+ *     of a second instead of stalling the event loop or the process; the runtime's
+ *     `numbers.range` refuses ranges beyond its size budget before building anything; and a
+ *     module this compiler built counts its loop iterations and calls against an iteration
+ *     budget (policies/compiler/emit/iteration-budget.ts), so a loop that allocates nothing ends
+ *     too (modules built by `opa build` have no such budget);
  *   - a host builtin or the JSON round trip throwing.
  * The caller gets `error` and no value, and must deny ("fail closed"). A module that failed may
  * have been left half-way through an allocation, so it is replaced by a fresh instance of the
@@ -18,6 +21,7 @@
  */
 import { createRequire } from 'node:module';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { DEFAULT_ITERATION_BUDGET, ITERATION_BUDGET_ABORT, SET_ITERATION_BUDGET } from '../compiler/emit/iteration-budget-abi.ts';
 import { hostBuiltins, withEvaluationScope, type HostBuiltin } from './host-builtins.ts';
 
 // The SDK's ES module entry exports only the async `loadPolicy`; the synchronous variant, needed
@@ -36,6 +40,14 @@ export const DEFAULT_MAX_MEMORY_PAGES = 1024;
 /** What the runtime's budget aborts start with (policies/runtime/assembly/builtins/numbers.ts). */
 const SIZE_BUDGET = 'size budget: ';
 
+/** The budgets an instance evaluates within. */
+export interface Budgets {
+  /** Linear memory cap in 64 KiB pages (DEFAULT_MAX_MEMORY_PAGES). */
+  maxMemoryPages?: number;
+  /** Loop iterations and function calls per evaluation (DEFAULT_ITERATION_BUDGET), at most 2^31 − 1. */
+  maxIterations?: number;
+}
+
 export interface EvaluationOutcome {
   /** The entrypoint's value; undefined when the policy produced none or failed. */
   value: unknown;
@@ -53,9 +65,13 @@ function exceededMemory(thrown: unknown): boolean {
 }
 
 /** A readable reason for whatever the SDK or the module threw, naming the budget when one was exceeded. */
-export function describeFailure(thrown: unknown, maxMemoryPages?: number): string {
+export function describeFailure(thrown: unknown, budgets: Budgets = {}): string {
   if (exceededMemory(thrown)) {
-    return maxMemoryPages === undefined ? 'policy exceeded its memory budget' : `policy exceeded its memory budget of ${maxMemoryPages / 16} MiB`;
+    return budgets.maxMemoryPages === undefined ? 'policy exceeded its memory budget' : `policy exceeded its memory budget of ${budgets.maxMemoryPages / 16} MiB`;
+  }
+  if (thrown === ITERATION_BUDGET_ABORT) {
+    const budget = budgets.maxIterations ?? DEFAULT_ITERATION_BUDGET;
+    return `policy exceeded its iteration budget of ${budget.toLocaleString('en')} loop iterations and calls`;
   }
   if (typeof thrown === 'string' && thrown.startsWith(SIZE_BUDGET)) return `policy exceeded its size budget: ${thrown.slice(SIZE_BUDGET.length)}`;
   if (thrown instanceof WebAssembly.RuntimeError) return `policy trapped: ${thrown.message}`;
@@ -68,10 +84,28 @@ export function describeFailure(thrown: unknown, maxMemoryPages?: number): strin
   return `policy failed: ${String(thrown)}`;
 }
 
-function instantiate(module: WebAssembly.Module, maxMemoryPages: number, data: unknown, builtins: Record<string, HostBuiltin>): LoadedPolicy {
+/** The iteration budget `budgets` give, checked: the module keeps it in a signed 32-bit global. */
+export function iterationBudget(budgets: Budgets): number {
+  const maxIterations = budgets.maxIterations ?? DEFAULT_ITERATION_BUDGET;
+  if (!Number.isInteger(maxIterations) || maxIterations < 1 || maxIterations > 0x7fffffff) {
+    throw new RangeError(`maxIterations must be an integer from 1 to ${0x7fffffff}, got ${maxIterations}`);
+  }
+  return maxIterations;
+}
+
+interface Limits {
+  maxMemoryPages: number;
+  maxIterations: number;
+}
+
+function instantiate(module: WebAssembly.Module, limits: Limits, data: unknown, builtins: Record<string, HostBuiltin>): LoadedPolicy {
   // A fresh descriptor each time: loadPolicySync writes into the one it is given.
-  const memory = { initial: Math.min(INITIAL_MEMORY_PAGES, maxMemoryPages), maximum: maxMemoryPages };
+  const memory = { initial: Math.min(INITIAL_MEMORY_PAGES, limits.maxMemoryPages), maximum: limits.maxMemoryPages };
   const policy = opa.loadPolicySync(module, memory, builtins);
+  // The SDK's type leaves out the instance it keeps; a module `opa build` made has no budget to set.
+  const { exports } = (policy as unknown as { wasmInstance: WebAssembly.Instance }).wasmInstance;
+  const setBudget = exports[SET_ITERATION_BUDGET];
+  if (typeof setBudget === 'function') setBudget(limits.maxIterations);
   policy.setData(data as object);
   return policy;
 }
@@ -97,28 +131,25 @@ export class PolicyInstance {
 
   private constructor(
     private readonly module: WebAssembly.Module,
-    private readonly maxMemoryPages: number,
+    private readonly limits: Limits,
     data: unknown,
     private readonly builtins: Record<string, HostBuiltin>,
   ) {
     this.data = data;
-    this.policy = instantiate(module, maxMemoryPages, data, builtins);
+    this.policy = instantiate(module, limits, data, builtins);
     this.entrypoints = new Map(Object.entries(this.policy.entrypoints as Record<string, number>));
   }
 
   /**
-   * Compiles and instantiates `wasm` with `data` as its data document and at most
-   * `maxMemoryPages` of linear memory. `extraBuiltins` are host functions beside the builtins,
-   * such as the probe calls of a traced build (policies/compiler/probes.ts).
+   * Compiles and instantiates `wasm` with `data` as its data document, within `budgets`.
+   * `extraBuiltins` are host functions beside the builtins, such as the probe calls of a traced
+   * build (policies/compiler/probes.ts).
    */
-  static async load(
-    wasm: Uint8Array,
-    data: unknown,
-    maxMemoryPages = DEFAULT_MAX_MEMORY_PAGES,
-    extraBuiltins: Record<string, HostBuiltin> = {},
-  ): Promise<PolicyInstance> {
+  static async load(wasm: Uint8Array, data: unknown, budgets: Budgets = {}, extraBuiltins: Record<string, HostBuiltin> = {}): Promise<PolicyInstance> {
+    const maxIterations = iterationBudget(budgets);
     const module = await WebAssembly.compile(wasm as BufferSource);
-    return new PolicyInstance(module, maxMemoryPages, data, { ...hostBuiltins, ...extraBuiltins });
+    const limits = { maxMemoryPages: budgets.maxMemoryPages ?? DEFAULT_MAX_MEMORY_PAGES, maxIterations };
+    return new PolicyInstance(module, limits, data, { ...hostBuiltins, ...extraBuiltins });
   }
 
   /** Replaces the data document for later evaluations; throws when the module cannot hold it. */
@@ -152,7 +183,7 @@ export class PolicyInstance {
     const started = process.hrtime.bigint();
     try {
       if (this.failed) {
-        this.policy = instantiate(this.module, this.maxMemoryPages, this.data, this.builtins);
+        this.policy = instantiate(this.module, this.limits, this.data, this.builtins);
         this.failed = false;
       }
       const resultSet = withEvaluationScope(() => this.policy.evaluate(encodeInput(json), entrypoint)) as
@@ -161,7 +192,7 @@ export class PolicyInstance {
       return { value: resultSet?.[0]?.result, durationNs: Number(process.hrtime.bigint() - started) };
     } catch (thrown) {
       this.failed = true;
-      return { value: undefined, error: describeFailure(thrown, this.maxMemoryPages), durationNs: Number(process.hrtime.bigint() - started) };
+      return { value: undefined, error: describeFailure(thrown, this.limits), durationNs: Number(process.hrtime.bigint() - started) };
     }
   }
 }

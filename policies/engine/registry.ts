@@ -10,7 +10,7 @@ import { MANIFEST_FILE, type Manifest } from '../compiler/manifest.ts';
 import { readOpaBundle } from './bundle.ts';
 import type { BundleVerificationKeys } from './bundle-keys.ts';
 import { checkWasmEntrypoints } from './bundle-manifest.ts';
-import { describeFailure, PolicyInstance } from './policy-instance.ts';
+import { describeFailure, PolicyInstance, type Budgets } from './policy-instance.ts';
 
 export type PolicyOrigin = 'rego' | 'bundle';
 
@@ -40,8 +40,7 @@ export interface LoadResult {
   failures: ReadonlyMap<string, string>;
 }
 
-export interface LoadOptions {
-  maxMemoryPages?: number;
+export interface LoadOptions extends Budgets {
   /** Data documents set through the engine; they replace the built data for those policies. */
   dataOverrides?: ReadonlyMap<string, unknown>;
   /** The keys bundles must be signed with (bundle-signature.ts); undefined: bundles must be unsigned. */
@@ -112,7 +111,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
         const wasm = await readFile(file);
         const moduleHash = sha256(wasm);
         if (moduleHash !== entry.moduleHash) throw new Error(`module hash ${moduleHash} does not match the manifest`);
-        const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts.maxMemoryPages);
+        const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts);
         return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego', sources: entry.sources }, instance };
       });
     }
@@ -132,7 +131,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
     }
     await attempt(name, bundlePath, async () => {
       const bundle = await readOpaBundle(bundlePath, opts.bundleVerificationKeys);
-      const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts.maxMemoryPages);
+      const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts);
       checkWasmEntrypoints(bundle.manifest, instance.entrypoints);
       const { revision } = bundle.manifest;
       const info: PolicyInfo = { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file] };

@@ -26,6 +26,8 @@ export interface EmitContext {
   /** A string constant holding `text`. */
   string(text: string): Expr;
   callTarget(func: string, argCount: number): CallTarget;
+  /** Spends one step of the evaluation's iteration budget (iteration-budget.ts). */
+  spendIteration(): Expr;
 }
 
 /** The Wasm function shape an IR Func or Plan is translated into. */
@@ -231,6 +233,7 @@ export class FunctionBody {
         next,
         m.block(null, [
           m.br(exit, m.i32.ge_u(i(), m.local.get(count, i32))),
+          this.ctx.spendIteration(),
           ...element,
           this.block(stmt.block),
           m.local.set(index, m.i32.add(i(), m.i32.const(1))),

@@ -4,6 +4,8 @@ import type { Func, Plan, Policy } from '../plan/ir.ts';
 import { CallTargets, type PlannedFunction } from './call-targets.ts';
 import { Constants } from './constants.ts';
 import { FunctionBody, type EmitContext } from './function-body.ts';
+import { ITERATION_BUDGET_ABORT } from './iteration-budget-abi.ts';
+import { IterationBudget } from './iteration-budget.ts';
 import type { RuntimeFunction } from './runtime-abi.ts';
 import { i32, RuntimeModule, signature } from './runtime-module.ts';
 import { RuleCache } from './rule-cache.ts';
@@ -49,6 +51,7 @@ class PolicyLinker {
   private readonly functions = new Map<string, PlannedFunction>();
   private readonly calls: CallTargets;
   private readonly cache: RuleCache;
+  private readonly budget: IterationBudget;
   private readonly runtimeNames = new Map<RuntimeFunction, string>();
 
   constructor(
@@ -63,6 +66,12 @@ class PolicyLinker {
     }
     this.calls = new CallTargets(rt, this.functions);
     this.cache = new RuleCache(rt);
+    this.budget = new IterationBudget(rt, () =>
+      this.m.block(null, [
+        this.m.call(this.runtimeFunction('rt_abort'), [this.constants.string(ITERATION_BUDGET_ABORT)], binaryen.none),
+        this.m.unreachable(),
+      ]),
+    );
   }
 
   link(): void {
@@ -83,6 +92,7 @@ class PolicyLinker {
       constant: (index) => this.constants.value(index),
       string: (text) => this.constants.string(text),
       callTarget: (func, argCount) => this.calls.target(func, argCount, origin),
+      spendIteration: () => this.budget.spend(),
     };
   }
 
@@ -107,7 +117,8 @@ class PolicyLinker {
       readAfter: [func.result],
     });
     const result = body.wasmLocal(func.result);
-    const compute = body.body();
+    // A call is a step of the budget as a loop's iteration is: calls nest, and each may call twice.
+    const compute = [this.budget.spend(), ...body.body()];
     // Only rules without arguments are cacheable; a function with arguments is never cached.
     const code =
       func.cacheable && func.params.length === 2
@@ -136,7 +147,7 @@ class PolicyLinker {
   }
 
   /**
-   * gen.eval(entrypoint, input, data): clear the rule caches, create the result set, dispatch on
+   * gen.eval(entrypoint, input, data): refill the iteration budget, clear the rule caches, create the result set, dispatch on
    * the entrypoint id with a `br_table`, and return the set. An unknown id aborts.
    */
   private evalBody(plans: string[]): Expr {
@@ -154,6 +165,7 @@ class PolicyLinker {
     return m.block(
       null,
       [
+        this.budget.refill(),
         ...this.cache.startEvaluation(m.local.get(input, i32), m.local.get(data, i32)),
         m.local.set(resultSet, m.call(this.runtimeFunction('rt_make_set'), [], i32)),
         m.block('done', [
