@@ -220,6 +220,20 @@ t.test('routes that require a signature refuse unsigned requests: 401, the calle
   t.equal(upstream.received.length, 0);
 });
 
+/** A WebSocket opened through the gateway with `key`, once a message has come back from the echoing upstream. */
+async function openEchoed(t: Test, wsUrl: string, key: string): Promise<WebSocket> {
+  const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${key}` } });
+  t.teardown(() => ws.terminate());
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const echoed = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+  ws.send('hello');
+  t.equal(await echoed, 'echo:hello', 'messages flow both ways');
+  return ws;
+}
+
 t.test('a proxied WebSocket closes on both sides when either side goes, and when the gateway closes', async (t) => {
   const upstream = await startUpstream(t);
   const connections: WebSocket[] = [];
@@ -236,16 +250,8 @@ t.test('a proxied WebSocket closes on both sides when either side goes, and when
       });
     });
   const connect = async () => {
-    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${viewer.key}` } });
-    t.teardown(() => ws.terminate());
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    const echoed = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
-    ws.send('ping');
-    t.equal(await echoed, 'echo:ping');
-    return { client: ws, upstreamSide: connections.at(-1)! };
+    const client = await openEchoed(t, wsUrl, viewer.key);
+    return { client, upstreamSide: connections.at(-1)! };
   };
 
   const cut = await connect();
@@ -270,15 +276,7 @@ t.test('WebSocket upgrades are proxied under the same policy', async (t) => {
   const { gateway, viewer, auditor, server } = await setup(t, upstream);
   const wsUrl = gateway.replace('http:', 'ws:') + '/api/live';
 
-  const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${viewer.key}` } });
-  t.teardown(() => ws.terminate());
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  const echoed = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
-  ws.send('hello');
-  t.equal(await echoed, 'echo:hello', 'messages flow both ways');
+  const ws = await openEchoed(t, wsUrl, viewer.key);
   t.equal(upgradeHeaders[0]!['authorization'], undefined, 'the key is not passed upstream');
   t.match(upgradeHeaders[0]!['traceparent'], /^00-/);
   ws.close();
