@@ -294,6 +294,9 @@ export class ChainWalk {
 /** The meta key the chain's tail record is stored under. */
 export const TAIL_KEY = 'audit-tail';
 
+/** The store database the entries are kept in, keyed by entry number. */
+export const AUDIT_DATABASE = 'audit';
+
 export class AuditLog {
   private readonly entries: Database<AuditEntry, number>;
   private readonly traces: Database<true, [Env, string, number]>;
@@ -303,7 +306,7 @@ export class AuditLog {
   private appended: ((seq: number) => void) | null = null;
 
   constructor(store: Store) {
-    this.entries = store.database<AuditEntry, number>('audit');
+    this.entries = store.database<AuditEntry, number>(AUDIT_DATABASE);
     this.traces = store.database<true, [Env, string, number]>('audit-trace');
     this.meta = store.database<ChainTail, string>('meta');
   }

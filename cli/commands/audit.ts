@@ -11,7 +11,7 @@ import { AuditKeyError, auditKeyPath, auditVerifyingKey, readAuditSigningKey, ty
 import { verifyAuditLog, type AuditVerification } from '../../core/audit-verification.ts';
 import { opaDecisionLines } from '../../core/opa-decision-log.ts';
 import { ClusterJoinError, ClusterLink, type ClusterOptions } from '../../core/cluster/cluster-link.ts';
-import { verifyStreamAudit, type StreamAuditVerification } from '../../core/cluster/stream-audit.ts';
+import { streamExportLines, verifyStreamAudit, type StreamAuditVerification } from '../../core/cluster/stream-audit.ts';
 import { Store } from '../../core/store.ts';
 import { clusterSettings } from '../cluster-settings.ts';
 
@@ -29,6 +29,8 @@ import { clusterSettings } from '../cluster-settings.ts';
  *       header (with the public key), checkpoints and entries as NDJSON (core/audit-export.ts)
  *   gatehouse audit export --format opa [--out F] [--data-dir D]
  *       the policy evaluations as OPA decision-log events, one a line (core/opa-decision-log.ts)
+ *   gatehouse audit export --nats URLS [--nats-namespace N] [--out F]
+ *       the cluster's log read from its commit stream, as the verifiable NDJSON
  */
 export const summary = 'verify the audit log (hash chain, tail, signed checkpoints) or export it as NDJSON';
 
@@ -36,13 +38,15 @@ const USAGE = `usage: gatehouse audit verify [--data-dir D] [--audit-key FILE | 
        gatehouse audit verify --export FILE --public-key JWK [--require-signed]
        gatehouse audit verify --nats URLS [--nats-namespace NAME]
        gatehouse audit export [--format gatehouse|opa] [--out FILE] [--data-dir D] [--audit-key FILE]
+       gatehouse audit export --nats URLS [--nats-namespace NAME] [--out FILE]
 
   --audit-key FILE   GATEHOUSE_AUDIT_KEY   the checkpoint signing key (default: D/audit-signing-key.pem)
   --public-key JWK   a JWK file (or the JWK itself) to check signatures with, instead of the key file
   --format opa       policy evaluations as OPA decision-log events (NDJSON), for tools that read
                      OPA's decision logs; not verifiable (default: gatehouse, the verifiable export)
-  --nats URLS        GATEHOUSE_NATS_URL    verify the cluster's chain in its commit stream, end to end, whatever
-                     any instance holds (credentials and TLS as for serve: GATEHOUSE_NATS_*)
+  --nats URLS        GATEHOUSE_NATS_URL    verify or export the cluster's chain from its commit stream, end to end,
+                     whatever any instance holds (credentials and TLS as for serve: GATEHOUSE_NATS_*); such an
+                     export is chained, not signed: each instance signs checkpoints over its own copy
   --require-signed   also fail when entries after the last checkpoint are not signed (a stopped
                      server has signed its last entry)`;
 
@@ -91,8 +95,12 @@ export async function run(args: string[]): Promise<number> {
       const lines = createInterface({ input: createReadStream(values.export), crlfDelay: Infinity });
       return report(await verifyExport(lines, keys), values['require-signed'] ?? false, null);
     }
-    const cluster = verb === 'verify' ? clusterSettings(values.nats, values['nats-namespace'], process.env) : undefined;
-    if (cluster) return reportStream(await verifyClusterStream(cluster));
+    const cluster = clusterSettings(values.nats, values['nats-namespace'], process.env);
+    if (cluster && verb === 'verify') return reportStream(await withClusterLink(cluster, verifyStreamAudit));
+    if (cluster) {
+      if (format !== 'gatehouse') throw new InputError('--nats exports the verifiable format only (--format gatehouse)');
+      return await withClusterLink(cluster, (link, progress) => exportLog(streamExportLines(link, progress), values.out, null, ['entry']));
+    }
     if (!existsSync(dataDir)) throw new InputError(`no data directory at ${dataDir}`);
     const signingKey = await readAuditSigningKey(keyPath);
     const store = Store.open({ dataDir });
@@ -115,10 +123,11 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function verifyClusterStream(options: ClusterOptions): Promise<StreamAuditVerification> {
-  const link = await ClusterLink.connect({ ...options, nodeId: options.nodeId ?? `audit-verify-${process.pid}` }, false);
+/** Runs `work` over a link to the cluster's stream that reads only, reporting its progress on stderr. */
+async function withClusterLink<T>(options: ClusterOptions, work: (link: ClusterLink, progress: (read: number, of: number) => void) => Promise<T>): Promise<T> {
+  const link = await ClusterLink.connect({ ...options, nodeId: options.nodeId ?? `audit-${process.pid}` }, false);
   try {
-    return await verifyStreamAudit(link, (read, of) => console.error(`read ${read} of ${of} commits`));
+    return await work(link, (read, of) => console.error(`read ${read} of ${of} commits`));
   } finally {
     await link.close();
   }
@@ -155,11 +164,11 @@ async function publicKeys(given: string[]): Promise<AuditVerifyingKey[]> {
 const PLURALS: Record<string, string> = { entry: 'entries', checkpoint: 'checkpoints', decision: 'decisions' };
 
 /** Writes the lines; with `file`, says how many of each of `kinds` it wrote. */
-async function exportLog(lines: Iterable<{ kind: string; line: string }>, file: string | undefined, missingKey: string | null, kinds: string[]): Promise<number> {
+async function exportLog(lines: Iterable<{ kind: string; line: string }> | AsyncIterable<{ kind: string; line: string }>, file: string | undefined, missingKey: string | null, kinds: string[]): Promise<number> {
   if (missingKey) console.error(`gatehouse audit: no signing key at ${missingKey}: the export carries no public key`);
   const out = file ? createWriteStream(file) : process.stdout;
   const counts: Record<string, number> = {};
-  for (const { kind, line } of lines) {
+  for await (const { kind, line } of lines) {
     if (!out.write(`${line}\n`)) await once(out, 'drain');
     counts[kind] = (counts[kind] ?? 0) + 1;
   }
