@@ -151,7 +151,7 @@ async function evaluate(args: string[]): Promise<number> {
   const { modules, data } = await loadSources(values.data ?? []);
   const { readJson } = await import('../../policies/engine/registry.ts');
   const input = values.input === undefined ? undefined : await readJson(values.input);
-  const output = await evaluateQuery(positionals[0]!, { modules, data, input });
+  const output = await evaluateQuery(positionals[0]!, { modules, data, input, print: (line) => console.error(line) });
   console.log(values.format === 'pretty' ? formatPretty(output) : JSON.stringify(output, null, 2));
   return 0;
 }
@@ -230,7 +230,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     --explain fails also prints, under a failing test, every expression that failed while it ran
     (Fail file:line expression, with its values), in order; full prints every expression
     evaluated (Eval when it held, Fail when not) and every rule that produced a value (Exit);
-    notes would print trace() notes, but Gatehouse's Rego has no trace(), so it adds nothing.
+    notes prints the notes of trace("…") calls under each test shown (| Note "…").
+    What a test prints (print(x, …)) is shown under it when it fails, and with --verbose.
     --coverage (-c) prints, instead of the test report, the line coverage as opa test --coverage
     does (JSON: per file the covered and not_covered line ranges and a percentage, and the
     overall percentage): a line is covered when an expression starting on it was evaluated, or

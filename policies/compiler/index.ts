@@ -6,6 +6,7 @@ import type { Module } from './parse/ast.ts';
 import type { Policy } from './plan/ir.ts';
 import { CompileError, CompileErrors } from './errors.ts';
 import { parseModule } from './parse/index.ts';
+import { rewritePrintCalls } from './check/print-calls.ts';
 import { renameWildcards } from './check/wildcards.ts';
 import { checkProgram } from './check/program.ts';
 import { planProgram } from './plan/planner.ts';
@@ -56,6 +57,12 @@ function parseAll(files: SourceFile[]): Module[] {
   return modules;
 }
 
+/** The rewrites that come before checking: distinct wildcards, `print` statements as OPA compiles them. */
+function rewrite(modules: Module[]): void {
+  renameWildcards(modules);
+  rewritePrintCalls(modules);
+}
+
 /**
  * Finds what `opa check` finds, without emitting: every rule is planned because safety is
  * checked there. Throws `CompileErrors`.
@@ -63,7 +70,7 @@ function parseAll(files: SourceFile[]): Module[] {
 export function checkModules(files: SourceFile[]): void {
   const modules = parseAll(files);
   try {
-    renameWildcards(modules);
+    rewrite(modules);
     planProgram(checkProgram(modules), []);
   } catch (err) {
     if (err instanceof CompileError) throw new CompileErrors([err]);
@@ -80,7 +87,7 @@ export async function compileModules(files: SourceFile[], options: CompileOption
   let policy: Policy;
   const probes: Probe[] | undefined = options.probes ? [] : undefined;
   try {
-    renameWildcards(modules);
+    rewrite(modules);
     policy = planProgram(checkProgram(modules), options.entrypoints, probes);
   } catch (err) {
     if (err instanceof CompileError) throw new CompileErrors([err]);

@@ -121,13 +121,15 @@ export interface QueryOptions {
   data: unknown;
   /** The input document; undefined: no input. */
   input?: unknown;
+  /** Where the lines of `print` statements go, as `opa eval` writes them to stderr; dropped without it. */
+  print?: (line: string) => void;
 }
 
 /**
  * Compiles `query` with `modules` and evaluates it. Throws CompileErrors when the query or a
  * module does not compile, and an Error when the evaluation fails.
  */
-export async function evaluateQuery(query: string, { modules, data, input }: QueryOptions): Promise<QueryOutput> {
+export async function evaluateQuery(query: string, { modules, data, input, print }: QueryOptions): Promise<QueryOutput> {
   const literals = parseQuery(query);
   if (literals.some(({ literal }) => literal.expr.type === 'term' && literal.expr.term.type === 'var' && literal.expr.term.name === 'data')) {
     throw new Error('a query of the whole data document is not supported (it would contain the query itself): name a package, data.<package>');
@@ -142,6 +144,7 @@ export async function evaluateQuery(query: string, { modules, data, input }: Que
     throw err;
   }
   const instance = await PolicyInstance.load(compiled.wasm, data);
+  if (print) instance.output = ({ kind, text }) => kind === 'print' && print(text);
   const outcome = instance.evaluate(input, 0);
   if (outcome.error) throw new Error(outcome.error);
   const rows = (outcome.value ?? []) as Array<[unknown[], Record<string, unknown>]>;

@@ -9,6 +9,7 @@
  * for, to give its trace (`--explain`). Coverage runs every test on the traced build.
  */
 import { readFile } from 'node:fs/promises';
+import type { PolicyOutput } from '../engine/host-builtins.ts';
 import { PolicyInstance } from '../engine/policy-instance.ts';
 import { CoverageCollector, type CoverageReport } from './coverage.ts';
 import { ErrorCollector } from './error-collector.ts';
@@ -22,7 +23,7 @@ import { failedAt, formatFailedAt, formatTrace, ProbeRecorder, traceSteps, type 
 
 export type TestStatus = 'PASS' | 'FAIL' | 'ERROR';
 
-/** What `--explain` prints of a failing test, as `opa test --explain`: its failures, its whole trace, or trace() notes. */
+/** What `--explain` prints of a test, as `opa test --explain`: a failing test's failures or whole trace, or every shown test's trace() notes. */
 export type Explain = 'fails' | 'full' | 'notes';
 
 export interface PolicyTestResult {
@@ -39,6 +40,8 @@ export interface PolicyTestResult {
   error?: string;
   /** A failing test's evaluation as the traced build saw it. */
   trace?: TestTrace;
+  /** What the test printed (`print`) and noted (`trace`), in order. */
+  output?: PolicyOutput[];
 }
 
 export interface TestTrace {
@@ -101,11 +104,14 @@ function discoverTests(tests: Module[]): TestCase[] {
   return cases;
 }
 
-/** Evaluates one test on `instance`. */
+/** Evaluates one test on `instance`, keeping what it prints and notes. */
 function runCase(instance: PolicyInstance, test: TestCase): PolicyTestResult {
   const id = instance.entrypoints.get(test.entrypoint);
+  const output: PolicyOutput[] = [];
+  instance.output = (o) => output.push(o);
   const outcome =
     id === undefined ? { value: undefined, error: `the module has no entrypoint ${test.entrypoint}`, durationNs: 0 } : instance.evaluate(undefined, id);
+  instance.output = undefined;
   const result: PolicyTestResult = {
     package: test.package.join('.'),
     rule: test.rule,
@@ -115,6 +121,7 @@ function runCase(instance: PolicyInstance, test: TestCase): PolicyTestResult {
   };
   if (outcome.error) result.error = outcome.error;
   else if (outcome.value !== true && outcome.value !== undefined) result.value = outcome.value;
+  if (output.length > 0) result.output = output;
   return result;
 }
 
@@ -234,6 +241,10 @@ export function formatTestReport(report: PolicyTestReport, verbose = false, expl
     if (r.status === 'ERROR') line += `: ${r.error}`;
     lines.push(line);
     if (r.trace?.failedAt) lines.push(...formatFailedAt(r.trace.failedAt).map((l) => `  ${l}`));
+    // As `opa test`: what a test printed under it (a passing one's only with --verbose), its notes with --explain notes.
+    const printed = r.output?.filter((o) => o.kind === 'print') ?? [];
+    if (printed.length > 0) lines.push('', ...printed.map((o) => `  ${o.text}`), '');
+    if (explain === 'notes') lines.push(...(r.output ?? []).filter((o) => o.kind === 'note').map((o) => `  | Note ${JSON.stringify(o.text)}`));
     if (r.trace && (explain === 'fails' || explain === 'full')) {
       lines.push('', ...formatTrace(r.trace.steps, explain).map((l) => `    ${l}`), '');
     }

@@ -113,29 +113,71 @@ function jsonText(text: string): ArrayBuffer {
 
 const exactInteger = (n: bigint): ArrayBuffer => jsonText(n.toString());
 
+/** What a policy says while it is evaluated: a `print` statement's line, or a `trace` note. */
+export interface PolicyOutput {
+  kind: 'print' | 'note';
+  text: string;
+}
+
 /**
  * What one evaluation answers the same every time it asks: OPA fixes `time.now_ns` for a whole
  * evaluation, so that two calls in one policy agree, and gives `uuid.rfc4122(k)` one UUID per key.
- * `withEvaluationScope` holds them for the duration of one synchronous evaluation.
+ * `withEvaluationScope` holds them for the duration of one synchronous evaluation, with where its
+ * output goes.
  */
 interface EvaluationScope {
   nowNs?: bigint;
   uuids: Map<string, string>;
+  output?: (output: PolicyOutput) => void;
 }
 
 let scope: EvaluationScope | undefined;
 
 /**
  * Runs `evaluate` as one evaluation: `time.now_ns` frozen at its first use, `uuid.rfc4122`
- * remembered per key. Evaluations are synchronous, so they cannot interleave.
+ * remembered per key, `print` lines and `trace` notes handed to `output` (dropped without one).
+ * Evaluations are synchronous, so they cannot interleave.
  */
-export function withEvaluationScope<T>(evaluate: () => T): T {
-  scope = { uuids: new Map() };
+export function withEvaluationScope<T>(evaluate: () => T, output?: (output: PolicyOutput) => void): T {
+  scope = output ? { uuids: new Map(), output } : { uuids: new Map() };
   try {
     return evaluate();
   } finally {
     scope = undefined;
   }
+}
+
+/** A value as Rego prints it: strings inside collections quoted, `, ` and `: ` between members. */
+function regoText(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(regoText).join(', ')}]`;
+  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${regoText(v)}`).join(', ')}}`;
+  return JSON.stringify(value);
+}
+
+/**
+ * `internal.print([xs, ys, …])`, what `print(x, y, …)` compiles to (policies/compiler/check/
+ * print-calls.ts): each argument is the set of its values. As OPA does, one line per combination
+ * of values, the arguments separated by spaces, a string as it is and anything else as Rego
+ * prints it, an undefined argument (no values) as `<undefined>`. Always true.
+ */
+function internalPrint(operands: unknown): true {
+  if (!scope?.output || !Array.isArray(operands)) return true;
+  const output = scope.output;
+  const lines = (i: number, done: string[]): void => {
+    if (i === operands.length) return output({ kind: 'print', text: done.join(' ') });
+    const values = operands[i];
+    if (!Array.isArray(values) || values.length === 0) return lines(i + 1, [...done, '<undefined>']);
+    for (const value of values) lines(i + 1, [...done, typeof value === 'string' ? value : regoText(value)]);
+  };
+  lines(0, []);
+  return true;
+}
+
+/** `trace(note)`: a note for `policies test --explain notes`; true for a string, undefined otherwise, as in OPA. */
+function trace(note: unknown): true | undefined {
+  if (!isString(note)) return undefined;
+  scope?.output?.({ kind: 'note', text: note });
+  return true;
 }
 
 /** `time.now_ns()`: nanoseconds since the epoch, read from the millisecond wall clock. */
@@ -222,6 +264,8 @@ const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unk
 
 /** The host builtins by OPA name. */
 const byOpaName: Record<string, HostBuiltin> = {
+  'internal.print': internalPrint,
+  trace,
   lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
   upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
   'regex.match': regexMatch,

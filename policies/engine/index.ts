@@ -212,6 +212,10 @@ export class PolicyEngine extends EventEmitter<{ reload: [ReloadOutcome] }> {
 
   /** One assignment of the registry: evaluations see the old set or the new one, never a mixture. */
   private install(loaded: LoadResult): void {
+    // What a policy prints is logged as OPA's server logs it, at info, naming the policy.
+    for (const [policy, { instance }] of loaded.registry) {
+      instance.output = ({ kind, text }) => this.log.info({ policy, [kind]: text }, kind === 'print' ? 'policy print' : 'policy trace note');
+    }
     this.registry = loaded.registry;
     this.failures = new Map([...this.buildFailures, ...loaded.failures]);
     for (const [file, reason] of this.failures) this.log.error({ file, reason }, 'policy not loaded');

@@ -22,7 +22,7 @@
 import { createRequire } from 'node:module';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { DEFAULT_ITERATION_BUDGET, ITERATION_BUDGET_ABORT, SET_ITERATION_BUDGET } from '../compiler/emit/iteration-budget-abi.ts';
-import { hostBuiltins, withEvaluationScope, type HostBuiltin } from './host-builtins.ts';
+import { hostBuiltins, withEvaluationScope, type HostBuiltin, type PolicyOutput } from './host-builtins.ts';
 
 // The SDK's ES module entry exports only the async `loadPolicy`; the synchronous variant, needed
 // to replace a failed instance in the middle of a synchronous evaluation, is on its CommonJS entry.
@@ -128,6 +128,8 @@ export class PolicyInstance {
   private data: unknown;
   /** Set when an evaluation failed: the next one starts from a fresh instance. */
   private failed = false;
+  /** Where the policy's `print` lines and `trace` notes go; dropped while unset. */
+  output: ((output: PolicyOutput) => void) | undefined;
 
   private constructor(
     private readonly module: WebAssembly.Module,
@@ -186,7 +188,7 @@ export class PolicyInstance {
         this.policy = instantiate(this.module, this.limits, this.data, this.builtins);
         this.failed = false;
       }
-      const resultSet = withEvaluationScope(() => this.policy.evaluate(encodeInput(json), entrypoint)) as
+      const resultSet = withEvaluationScope(() => this.policy.evaluate(encodeInput(json), entrypoint), this.output) as
         | Array<{ result: unknown }>
         | null;
       return { value: resultSet?.[0]?.result, durationNs: Number(process.hrtime.bigint() - started) };

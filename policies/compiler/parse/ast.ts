@@ -193,3 +193,74 @@ export function literalTerms(lit: Literal): Term[] {
   return terms;
 }
 
+
+/** What `walkModules` calls: each literal before its parts, each term before the terms inside it. */
+export interface AstVisitor {
+  literal?(lit: Literal): void;
+  term?(term: Term): void;
+}
+
+/**
+ * Visits every literal and term of `modules`, comprehension and `every` bodies included, in
+ * source order: a rule's arguments, keys, value, body and else clauses; a literal's expression,
+ * then its `with` values. A visitor may rewrite what it is given; the walk goes on into the
+ * rewritten node.
+ */
+export function walkModules(modules: Module[], visitor: AstVisitor): void {
+  const term = (t: Term | undefined): void => {
+    if (!t) return;
+    visitor.term?.(t);
+    if (t.type === 'arraycomp' || t.type === 'setcomp') {
+      term(t.head);
+      body(t.body);
+    } else if (t.type === 'objectcomp') {
+      term(t.key);
+      term(t.value);
+      body(t.body);
+    } else {
+      childTerms(t).forEach(term);
+    }
+  };
+  const literal = (lit: Literal): void => {
+    visitor.literal?.(lit);
+    const e = lit.expr;
+    switch (e.type) {
+      case 'term':
+        term(e.term);
+        break;
+      case 'assign':
+      case 'unify':
+        term(e.left);
+        term(e.right);
+        break;
+      case 'some':
+        break;
+      case 'somein':
+        term(e.key);
+        term(e.value);
+        term(e.collection);
+        break;
+      case 'every':
+        term(e.key);
+        term(e.value);
+        term(e.domain);
+        body(e.body);
+        break;
+    }
+    for (const w of lit.with) term(w.value);
+  };
+  const body = (b: Body): void => b.forEach(literal);
+  for (const module of modules) {
+    for (const rule of module.rules) {
+      rule.args?.forEach(term);
+      term(rule.key);
+      rule.subKeys?.forEach(term);
+      term(rule.value);
+      body(rule.body);
+      for (const e of rule.else) {
+        term(e.value);
+        body(e.body);
+      }
+    }
+  }
+}
