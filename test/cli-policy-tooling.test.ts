@@ -5,11 +5,10 @@
  * as `opa test --coverage` reports it. Most cases run in-process on the same functions the
  * command calls; a few run the command itself for its output and exit codes.
  */
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { gatehouse } from './helpers/cli.ts';
 import { buildPolicies } from '../policies/compiler/build.ts';
 import { formatTestReport, runPolicyTests, type PolicyTestReport } from '../policies/compiler/test-runner.ts';
 import { readSources } from '../policies/compiler/source-tree.ts';
@@ -17,15 +16,7 @@ import { PolicyEngine } from '../policies/engine/index.ts';
 
 t.setTimeout(600_000);
 
-const CLI = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
 
-function gatehouse(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 180_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 // Line numbers matter: the coverage and failure assertions below name them.
 const AUTHZ = `package authz.v1
@@ -258,34 +249,34 @@ t.test('the commands: output and exit codes', async (t) => {
   const dir = sources(t);
   const out = path.join(dir, 'out');
 
-  const built = await gatehouse('policies', 'build', path.join(dir, 'authz-v1.rego'), path.join(dir, 'lib'), '-e', 'authz/v1/allow', '--out', out);
+  const built = await gatehouse(['policies', 'build', path.join(dir, 'authz-v1.rego'), path.join(dir, 'lib'), '-e', 'authz/v1/allow', '--out', out]);
   t.equal(built.code, 0, built.stderr);
   t.match(built.stdout, /^authz-v1 +[\d.]+ ms +[\d.]+ KiB +1 entrypoint\n/);
   t.same(JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8')).policies['authz-v1'].entrypoints, ['authz/v1/allow']);
 
-  const nothing = await gatehouse('policies', 'build', path.join(dir, 'lib'), '--out', path.join(dir, 'out2'));
+  const nothing = await gatehouse(['policies', 'build', path.join(dir, 'lib'), '--out', path.join(dir, 'out2')]);
   t.equal(nothing.code, 1);
   t.match(nothing.stderr, /^gatehouse policies build: no policy found in .*lib: a policy is a file named <name>-v<N>\.rego/);
 
-  const covered = await gatehouse('policies', 'test', dir, '--coverage', '-r', 'small|big', '--threshold', '90');
+  const covered = await gatehouse(['policies', 'test', dir, '--coverage', '-r', 'small|big', '--threshold', '90']);
   t.equal(covered.code, 2, 'below the threshold');
   t.equal(JSON.parse(covered.stdout).coverage, 48, 'the report is the output');
   t.match(covered.stderr, /^Code coverage threshold not met: got 48\.00 instead of 90\.00$/m);
 
-  const failing = await gatehouse('policies', 'test', dir, '--coverage', '-r', 'wrong');
+  const failing = await gatehouse(['policies', 'test', dir, '--coverage', '-r', 'wrong']);
   t.equal(failing.code, 1, 'a failing test fails the run');
   t.match(failing.stderr, /FAIL data\.authz\.v1_test\.test_wrong/);
   t.ok(JSON.parse(failing.stdout).files, 'and the report is still printed');
 
-  const explained = await gatehouse('policies', 'test', dir, '--explain', 'fails', '-r', 'wrong');
+  const explained = await gatehouse(['policies', 'test', dir, '--explain', 'fails', '-r', 'wrong']);
   t.equal(explained.code, 1);
   t.match(explained.stdout, /^ {4}Fail .*authz-v1\.rego:8 input\.amount < 100 {2}\(left: 500, right: 100\)$/m);
 
-  const usage = await gatehouse('policies', 'test', dir, '--explain', 'why');
+  const usage = await gatehouse(['policies', 'test', dir, '--explain', 'why']);
   t.equal(usage.code, 2);
   t.match(usage.stderr, /--explain is fails, full, notes, not 'why'/);
 
-  const help = await gatehouse('policies', 'test', '--help');
+  const help = await gatehouse(['policies', 'test', '--help']);
   t.match(help.stdout, /--explain fails\|full\|notes/);
   t.match(help.stdout, /--coverage/);
 });

@@ -4,25 +4,16 @@
  * decision), its lines under a test in `policies test`, on stderr in `policies eval` and in the
  * server's log; trace notes under `--explain notes`. Real Rego, compiled by the project's compiler.
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { gatehouse } from './helpers/cli.ts';
 import { formatTestReport, runPolicyTests } from '../policies/compiler/test-runner.ts';
 import { PolicyEngine } from '../policies/engine/index.ts';
 
 t.setTimeout(300_000);
 
-const CLI = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
 
-function gatehouse(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const POLICY = `package gatehouse.gate.v1
 
@@ -76,7 +67,7 @@ t.test('policies test: what a test prints is shown under it, its trace notes wit
   t.match(formatTestReport(report, true), /PASS data\.gatehouse\.gate\.v1_test\.test_alice[^\n]*\n\n  checking alice <undefined>\n/, '--verbose shows what a passing test printed');
   t.match(formatTestReport(report, true, 'notes'), /test_alice[^\n]*\n(?:.*\n)*?  \| Note "comparing the user"/, '--explain notes shows trace notes');
 
-  const cli = await gatehouse('policies', 'test', sources(t), '--explain', 'notes');
+  const cli = await gatehouse(['policies', 'test', sources(t), '--explain', 'notes']);
   t.equal(cli.code, 1, 'the command fails with the failing test');
   t.match(cli.stdout, /  checking bob <undefined>/);
   t.match(cli.stdout, /\| Note "comparing the user"/);
@@ -86,7 +77,7 @@ t.test('policies eval writes what the policy prints to stderr, the result to std
   const dir = sources(t);
   const input = path.join(dir, 'input.json');
   await writeFile(input, JSON.stringify({ user: 'alice' }));
-  const evaluated = await gatehouse('policies', 'eval', '-d', dir, '-i', input, 'data.gatehouse.gate.v1.allow');
+  const evaluated = await gatehouse(['policies', 'eval', '-d', dir, '-i', input, 'data.gatehouse.gate.v1.allow']);
   t.equal(evaluated.code, 0, evaluated.stderr);
   t.equal(evaluated.stderr, 'checking alice <undefined>\n');
   t.match(JSON.parse(evaluated.stdout), { result: [{ expressions: [{ value: true }] }] });
