@@ -8,6 +8,7 @@ const COMMANDS: Record<string, () => Promise<{ run(args: string[]): Promise<numb
   keys: () => import('./commands/keys.ts'),
   audit: () => import('./commands/audit.ts'),
   memory: () => import('./commands/memory.ts'),
+  sessions: () => import('./commands/sessions.ts'),
 };
 
 function usage(): string {

@@ -1,4 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import type { SigningKey } from '../core/signatures/signer.ts';
@@ -6,7 +8,8 @@ import { signRequest } from '../core/signatures/signer.ts';
 import { SESSION_CODE_TTL_MS } from '../core/session-codes.ts';
 import { SESSION_COOKIE } from '../proxy/http/session-cookie.ts';
 import { productionReviewer, sessionTokenOf, signInCode } from './helpers/console-sessions.ts';
-import { call, issueKey, signers, startTestServer, type CallOptions } from './helpers/gatehouse.ts';
+import { gatehouse } from './helpers/cli.ts';
+import { call, issueKey, signers, startTestServer, tempDir, type CallOptions } from './helpers/gatehouse.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { wsUrl } from './helpers/stream-client.ts';
 
@@ -168,4 +171,40 @@ t.test('a code expires and is redeemed once; the session ends with the signing k
   const after = await call(url, 'GET', '/v1/decisions', onSession(token, origin, signer));
   t.match(after.json, { status: 401, code: 'unauthenticated', detail: new RegExp(`signing key ${reviewer.kid}`) }, 'revoking the signing key ends the sessions it let in');
   t.match(after.headers.get('set-cookie'), /^gatehouse_session=; Path=\/; Max-Age=0/, 'and the browser is told to forget the cookie');
+});
+
+t.test('gatehouse sessions code: the command asks for a code with the key\'s signature, and the page redeems it', async (t) => {
+  const { url, reviewer } = await setup(t);
+  const signer = signers.get(reviewer.key)!;
+  const dir = tempDir(t);
+  const keyFile = join(dir, 'signing-key.jwk');
+  writeFileSync(keyFile, JSON.stringify({ ...signer.key.export({ format: 'jwk' }), kid: signer.kid }), { mode: 0o600 });
+  const env = { GATEHOUSE_API_KEY: reviewer.key, GATEHOUSE_URL: url };
+
+  const asked = await gatehouse(['sessions', 'code', '--signing-key', keyFile], { env });
+  t.equal(asked.code, 0, asked.stderr);
+  const code = asked.stdout.trim();
+  t.match(code, /^ghc_[\w-]+$/, 'the code alone on stdout');
+  t.match(asked.stderr, new RegExp(`paste it into the sign-in field of ${url}/console`));
+  const redeemed = await redeem(url, code, pageKey().jwk);
+  t.equal(redeemed.status, 201, redeemed.text);
+  t.match(redeemed.json, { keyId: reviewer.id, session: { signingKey: { authorisedBy: signer.kid } } }, 'a session for the key, vouched for by the signing key the command signed with');
+
+  const pem = join(dir, 'signing-key.pem');
+  writeFileSync(pem, signer.key.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600 });
+  const fromPem = await gatehouse(['sessions', 'code', '--signing-key', pem, '--kid', signer.kid], { env });
+  t.equal(fromPem.code, 0, `a PEM key with --kid works too: ${fromPem.stderr}`);
+
+  const otherKey = join(dir, 'other.jwk');
+  writeFileSync(otherKey, JSON.stringify({ ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: signer.kid }));
+  const forged = await gatehouse(['sessions', 'code', '--signing-key', otherKey], { env });
+  t.equal(forged.code, 1, 'a key that is not the registered one is refused by the server');
+  t.match(forged.stderr, /the server refused: 401/);
+
+  const noKey = await gatehouse(['sessions', 'code', '--signing-key', keyFile], { env: { GATEHOUSE_API_KEY: '', GATEHOUSE_URL: url } });
+  t.equal(noKey.code, 2);
+  t.match(noKey.stderr, /set GATEHOUSE_API_KEY/);
+  const noKid = await gatehouse(['sessions', 'code', '--signing-key', pem], { env });
+  t.equal(noKid.code, 2);
+  t.match(noKid.stderr, /--kid is needed/);
 });

@@ -11,10 +11,13 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `gatehouse <args>` to its end; a run that hangs is killed (by its PID) after `timeoutMs`. */
-export function gatehouse(args: string[], timeoutMs = 180_000): Promise<CliRun> {
+/**
+ * Runs `gatehouse <args>` to its end, with `env` added to this process's environment; a run that
+ * hangs is killed (by its PID) after `timeoutMs`.
+ */
+export function gatehouse(args: string[], { env = {}, timeoutMs = 180_000 }: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { timeout: timeoutMs, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
