@@ -345,7 +345,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   checkpoints.start();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
-  services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes));
+  services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes, tracing));
   const interruptedCalls = await services.agents.calls.failInterrupted(services.alive);
   if (interruptedCalls) log.warn({ interruptedCalls }, 'agent tool calls interrupted by the last stop are marked failed');
   let gateway: RunningGateway | null = null;

@@ -9,7 +9,7 @@ import type { AgentRegistry } from './agents.ts';
 import type { Compensation, RunStore, Step } from './runs.ts';
 import { HISTORY_STEPS, toolCallInput } from './tool-call-input.ts';
 import { stepPolicy, type ToolCalls } from './tool-calls.ts';
-import type { ToolSender } from './tool-sender.ts';
+import { stepTrace, type ToolSender } from './tool-sender.ts';
 import type { ToolRegistry } from './tools.ts';
 
 /**
@@ -90,7 +90,7 @@ async function compensate(deps: RollbackDeps, principal: Principal, runId: strin
   if (!check.verdict.allow || check.verdict.gate !== 'auto') {
     compensation = { outcome: check.verdict.allow ? 'needs_review' : 'denied', policy, request: null, response: null, error: null, at };
   } else {
-    const exchange = await deps.sender.send(tool.compensate, { callId: step.id, tool: tool.name, input: step.input, result: jsonOf(step) });
+    const exchange = await deps.sender.send(tool.compensate, { callId: step.id, tool: tool.name, input: step.input, result: jsonOf(step) }, stepTrace(runId, step));
     compensation = { outcome: exchange.ok ? 'compensated' : 'failed', policy, request: exchange.request, response: exchange.response, error: exchange.error, at: new Date().toISOString() };
   }
   const updated: Step = Object.assign({}, step, { compensation });

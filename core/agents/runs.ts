@@ -85,6 +85,11 @@ export interface Step {
   completedAt: string | null;
   /** Set once rollback has run this step's compensating action. */
   compensation: Compensation | null;
+  /**
+   * The W3C traceparent the calling request came with: the tool's exchange (also one sent after
+   * an approval) and its compensation continue that trace. Absent in steps stored before it was kept.
+   */
+  traceparent?: string;
 }
 
 /** How many steps of a run each kind of state holds. */

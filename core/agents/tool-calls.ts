@@ -16,7 +16,7 @@ import { validateToolInput } from './input-schema.ts';
 import { exceededLimit } from './limits.ts';
 import type { RunRecord, RunStore, Step, StepPolicy } from './runs.ts';
 import { HISTORY_STEPS, heldCallFacts, toolCallInput } from './tool-call-input.ts';
-import type { ToolSender } from './tool-sender.ts';
+import { stepTrace, type ToolSender } from './tool-sender.ts';
 import type { ToolRecord, ToolRegistry } from './tools.ts';
 import { log } from '../log.ts';
 import { abandoned } from '../abandoned-work.ts';
@@ -101,7 +101,7 @@ export class ToolCalls {
   }
 
   /** One tool call in `runId` by the key that opened it; see the class comment. */
-  async call(principal: Principal, runId: string, body: ToolCallBody, request: RequestFacts): Promise<CallOutcome> {
+  async call(principal: Principal, runId: string, body: ToolCallBody, request: RequestFacts, traceparent?: string): Promise<CallOutcome> {
     const run = this.runs.load(principal, runId);
     if (run.state !== 'open') throw runClosed(run);
     const agent = this.agents.load(run.env, run.agentId);
@@ -113,7 +113,7 @@ export class ToolCalls {
     validateToolInput(tool.name, tool.inputSchema, body.input);
     const spend = spendOf(tool, body.input);
 
-    const admission = this.store.commit(() => this.admit(principal, run.env, run.id, agent, tool, body.input, spend, request));
+    const admission = this.store.commit(() => this.admit(principal, run.env, run.id, agent, tool, body.input, spend, request, traceparent));
     // Tracked before the admission commits, so a rollback that closes the run afterwards waits
     // for this call's tool to answer and undoes it too. An admission that fails is reported
     // by `admission` itself.
@@ -138,7 +138,17 @@ export class ToolCalls {
    * TOOL_CALL's run checks and POLICY_CHECK, with the step and its events recorded; runs inside
    * `store.commit`, reading the run as the transaction has it.
    */
-  private admit(principal: Principal, env: Env, runId: string, agent: AgentRecord, tool: ToolRecord, input: Record<string, unknown>, spend: number, request: RequestFacts): Admission {
+  private admit(
+    principal: Principal,
+    env: Env,
+    runId: string,
+    agent: AgentRecord,
+    tool: ToolRecord,
+    input: Record<string, unknown>,
+    spend: number,
+    request: RequestFacts,
+    traceparent: string | undefined,
+  ): Admission {
     const run = this.runs.get(env, runId)!;
     if (run.state !== 'open') return { kind: 'closed', run };
     const limit = exceededLimit(run.limits, run, spend);
@@ -168,6 +178,7 @@ export class ToolCalls {
       requestedAt: now,
       completedAt: verdict.allow ? null : now,
       compensation: null,
+      ...(traceparent ? { traceparent } : {}),
     };
     let decision: DecisionRecord | null = null;
     if (step.state === 'held') {
@@ -197,7 +208,7 @@ export class ToolCalls {
    * API request records).
    */
   private async execute(env: Env, runId: string, step: Step, tool: ToolRecord, audited: { keyId: string; decision: DecisionRecord } | null): Promise<Executed> {
-    const exchange = await this.sender.send(tool.upstream, step.input);
+    const exchange = await this.sender.send(tool.upstream, step.input, stepTrace(runId, step));
     const final: Step = {
       ...step,
       state: exchange.ok ? 'executed' : 'failed',

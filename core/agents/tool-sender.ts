@@ -1,5 +1,5 @@
 import type { HeldOutcome } from '../held-requests.ts';
-import { EXCERPT_BYTES, type ResponseExcerpt, type UpstreamExcerpt } from './runs.ts';
+import { EXCERPT_BYTES, type ResponseExcerpt, type Step, type UpstreamExcerpt } from './runs.ts';
 import type { ToolEndpoint } from './tools.ts';
 
 /**
@@ -15,6 +15,15 @@ export interface ToolRequest {
   timeoutMs: number;
   /** Aborted when the server's drain ends: the executor then ends the exchange at once. */
   signal?: AbortSignal;
+  trace?: ToolTrace;
+}
+
+/** Where a tool exchange belongs in a distributed trace (proxy/tracing.ts). */
+export interface ToolTrace {
+  /** The W3C traceparent of the request that made the call, as it arrived; the exchange continues its trace. */
+  traceparent: string | undefined;
+  /** Attributes of the exchange's span: the run, the call, the tool. */
+  attributes: Record<string, string | number>;
 }
 
 export interface ToolExecutor {
@@ -54,14 +63,14 @@ export class ToolSender {
     this.shutdown.abort();
   }
 
-  /** Sends `payload` as JSON to `endpoint`; never throws for the upstream's failures. */
-  async send(endpoint: ToolEndpoint, payload: unknown): Promise<ToolExchange> {
+  /** Sends `payload` as JSON to `endpoint`, traced as `trace` says; never throws for the upstream's failures. */
+  async send(endpoint: ToolEndpoint, payload: unknown, trace?: ToolTrace): Promise<ToolExchange> {
     const text = JSON.stringify(payload);
     const request: UpstreamExcerpt = { method: endpoint.method, url: endpoint.url, body: excerpt(Buffer.from(text)).text };
     const { signal } = this.shutdown;
     if (signal.aborted) return { request, response: null, error: { code: 'interrupted', detail: NOT_SENT }, ok: false, json: null };
     const outcome: HeldOutcome = this.executor
-      ? await this.executor.send({ method: endpoint.method, url: endpoint.url, body: Buffer.from(text), timeoutMs: endpoint.timeoutMs, signal })
+      ? await this.executor.send({ method: endpoint.method, url: endpoint.url, body: Buffer.from(text), timeoutMs: endpoint.timeoutMs, signal, ...(trace ? { trace } : {}) })
       : { kind: 'failure', code: 'upstream_unavailable', detail: 'no tool executor is running', at: new Date().toISOString() };
     if (outcome.kind === 'failure') {
       const error = signal.aborted ? { code: 'interrupted', detail: CUT_OFF } : { code: outcome.code, detail: outcome.detail };
@@ -100,4 +109,9 @@ function parseJson(body: Buffer): unknown {
   } catch {
     return null;
   }
+}
+
+/** Where a step's tool exchanges belong in a trace: the calling request's, with the run, call and tool named. */
+export function stepTrace(runId: string, step: Step): ToolTrace {
+  return { traceparent: step.traceparent, attributes: { 'gatehouse.agent.run_id': runId, 'gatehouse.agent.call_id': step.id, 'gatehouse.agent.tool': step.tool } };
 }

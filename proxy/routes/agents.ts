@@ -162,7 +162,7 @@ const toolCall: RouteDef = {
   },
   async handle(ctx) {
     const caller = principal(ctx);
-    const outcome = await ctx.services.agents.calls.call(caller, ctx.params.runId!, ctx.body as ToolCallBody, requestFacts(ctx));
+    const outcome = await ctx.services.agents.calls.call(caller, ctx.params.runId!, ctx.body as ToolCallBody, requestFacts(ctx), ctx.headers['traceparent']);
     ctx.policyCheck = outcome.check;
     const { step } = outcome;
     const ids = { runId: outcome.run.id, callId: step.id };
