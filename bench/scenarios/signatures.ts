@@ -6,6 +6,9 @@
  *     signature check, the Content-Digest check over the body and the replay claim in LMDB —
  *     each call timed on its own (a verification takes tens of µs, far above the clock's cost).
  *     Every request is signed beforehand with its own nonce, since a replay would be refused.
+ *     Beside it, in turns of 200 calls, the **crypto floor**: the same requests' SHA-256 content
+ *     digest and `crypto.verify` of their signature bases, built beforehand — the work no
+ *     verifier can skip (`verify.<alg>.ratioToCryptoFloor`).
  *
  * (b) governed decision creation (POST /v1/decisions, decision-gate-v1) through the server,
  *     unsigned and ed25519-signed by the same sandbox key against the same server, alternating
@@ -14,7 +17,10 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SIGNATURE_ALGORITHMS, type SignatureAlgorithm } from '../../core/signatures/algorithms.ts';
+import { createHash } from 'node:crypto';
+import { SIGNATURE_ALGORITHMS, verifyBase, type SignatureAlgorithm } from '../../core/signatures/algorithms.ts';
+import { buildSignatureBase } from '../../core/signatures/signature-base.ts';
+import { parseSignatureFields } from '../../core/signatures/signature-fields.ts';
 import { ReplayGuard } from '../../core/signatures/replay-guard.ts';
 import { RequestSignatureVerifier, type SignedRequest, type VerificationKey } from '../../core/signatures/request-verifier.ts';
 import { signRequest, viewOf, type SigningKey } from '../../core/signatures/signer.ts';
@@ -35,59 +41,84 @@ function keysFor(alg: SignatureAlgorithm): { signer: SigningKey; verifier: Verif
   return { signer, verifier: { kid, alg, key: verificationKey, signer: kid } };
 }
 
-/** Signed requests, each with its own nonce, as the server would see them. */
-function signedRequests(signer: SigningKey, count: number): SignedRequest[] {
+/** A signed request as the server would see it, and what the crypto floor checks of it. */
+interface PooledRequest {
+  request: SignedRequest;
+  /** Its signature base and signature, built beforehand for the floor. */
+  base: Buffer;
+  signature: Buffer;
+}
+
+/** Signed requests, each with its own nonce. */
+function signedRequests(signer: SigningKey, count: number): PooledRequest[] {
   const url = new URL('http://gatehouse.bench/v1/decisions');
   const body = Buffer.from(DECISION_BODY);
   return Array.from({ length: count }, () => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     Object.assign(headers, signRequest({ method: 'POST', url, headers, body }, signer));
-    return { view: viewOf(url, 'POST', headers), body };
+    const view = viewOf(url, 'POST', headers);
+    const [entry] = parseSignatureFields(headers['signature-input']!, headers['signature']);
+    return { request: { view, body }, base: Buffer.from(buildSignatureBase(entry!.input, view).base), signature: entry!.signature };
   });
 }
+
+/** Calls timed in turns of this many, the verifier's and the floor's alternating, so both see the host at the same speed. */
+const TURN = 200;
 
 /**
  * Verifies the pool in order, each call timed, for up to `durationS` after `warmupS` of
  * untimed calls (the pool bounds both: slow signing, RSA's above all, limits how many can be
- * prepared). Every verification must succeed.
+ * prepared), and the crypto floor over the same requests in alternating turns. Every
+ * verification must succeed.
  */
-function timeVerifications(alg: SignatureAlgorithm, options: ScenarioOptions, store: Store): Series {
+function timeVerifications(alg: SignatureAlgorithm, options: ScenarioOptions, store: Store): Series[] {
   const { signer, verifier } = keysFor(alg);
   const poolSize = options.quick ? 300 : alg === 'rsa-pss-sha512' ? 3_000 : 20_000;
   const pool = signedRequests(signer, poolSize);
   const verify = new RequestSignatureVerifier(new ReplayGuard(store));
   const lookup = () => verifier;
-  const check = (request: SignedRequest) => {
+  const check = ({ request }: PooledRequest) => {
     const outcome = verify.verify(request, lookup);
     if (outcome.outcome !== 'verified') throw new Error(`${alg}: verification failed: ${JSON.stringify(outcome)}`);
+  };
+  const floor = ({ request, base, signature }: PooledRequest) => {
+    createHash('sha256').update(request.body!).digest();
+    if (!verifyBase(alg, verifier.key, base, signature)) throw new Error(`${alg}: the floor's signature did not verify`);
   };
   let next = 0;
   const warmupEnd = performance.now() + options.warmupS * 1000;
   while (performance.now() < warmupEnd && next < pool.length / 4) check(pool[next++]!);
-  const histogram = createHistogram();
+  const histograms = { verifier: createHistogram(), floor: createHistogram() };
+  const calls = { verifier: 0, floor: 0 };
   const started = process.hrtime.bigint();
   const end = started + BigInt(Math.round(options.durationS * 1e9));
-  let calls = 0;
+  const turn = (kind: 'verifier' | 'floor', from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const t0 = process.hrtime.bigint();
+      (kind === 'verifier' ? check : floor)(pool[i]!);
+      histograms[kind].recordValue(Math.max(1, Number(process.hrtime.bigint() - t0)));
+      calls[kind]++;
+    }
+  };
   while (next < pool.length && process.hrtime.bigint() < end) {
-    const request = pool[next++]!;
-    const t0 = process.hrtime.bigint();
-    check(request);
-    histogram.recordValue(Math.max(1, Number(process.hrtime.bigint() - t0)));
-    calls++;
+    const to = Math.min(pool.length, next + TURN);
+    turn('verifier', next, to);
+    turn('floor', next, to);
+    next = to;
   }
   const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
-  return {
-    target: `verify-${alg}`,
-    baseline: false,
-    mode: 'micro',
+  return (['verifier', 'floor'] as const).map((kind) => ({
+    target: kind === 'verifier' ? `verify-${alg}` : `crypto-floor-${alg}`,
+    baseline: kind === 'floor',
+    mode: 'micro' as const,
     rate: null,
-    throughput: Math.round(calls / elapsedS),
-    latencyMs: summarise(histogram, 'ns'),
-    operations: calls,
+    throughput: Math.round(calls[kind] / (elapsedS / 2)),
+    latencyMs: summarise(histograms[kind], 'ns'),
+    operations: calls[kind],
     errors: 0,
-    histogram: encodeHistogram(histogram),
-    histogramUnit: 'ns',
-  };
+    histogram: encodeHistogram(histograms[kind]),
+    histogramUnit: 'ns' as const,
+  }));
 }
 
 interface Gatehouse {
@@ -115,7 +146,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   try {
     for (const alg of SIGNATURE_ALGORITHMS) {
       options.progress(`verifying ${alg} signatures in process`);
-      series.push(timeVerifications(alg, options, store));
+      series.push(...timeVerifications(alg, options, store));
     }
   } finally {
     await store.close();
@@ -143,6 +174,9 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     const s = series.find((x) => x.target === `verify-${alg}`)!;
     metrics[`verify.${alg}.medianUs`] = round(s.latencyMs.p50 * 1000, 2);
     metrics[`verify.${alg}.p99Us`] = round(s.latencyMs.p99 * 1000, 2);
+    const floor = series.find((x) => x.target === `crypto-floor-${alg}`)!;
+    metrics[`verify.${alg}.cryptoFloorMedianUs`] = round(floor.latencyMs.p50 * 1000, 2);
+    metrics[`verify.${alg}.ratioToCryptoFloor`] = round(s.latencyMs.p50 / floor.latencyMs.p50, 2);
   }
   const pick = (target: string, mode: Series['mode'], rate: number | null) => series.find((s) => s.target === target && s.mode === mode && s.rate === rate)!;
   const firstRate = options.rates[0];
@@ -160,6 +194,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     metrics,
     notes: [
       'verify-<alg>: one complete verification of a signed POST (parse, signature base, signature, Content-Digest, replay claim in LMDB), each call timed; histograms in ns.',
+      `crypto-floor-<alg>: the same requests' SHA-256 content digest and crypto.verify of their signature bases (built beforehand), timed in turns of ${TURN} calls with the verifier's; ratioToCryptoFloor is the verifier's median over the floor's.`,
       'The signed requests cover @method, @target-uri and content-digest, with created, nonce, keyid and alg: what the project signer and the test helpers send.',
       `decisions-unsigned and decisions-ed25519: POST /v1/decisions by the same sandbox key against the same server, alternating per load level. The overhead metrics compare them ${firstRate === undefined ? 'at maximum throughput' : `at ${firstRate} req/s`}; signedThroughputRatio compares maximum throughputs.`,
       'Each signed request is signed afresh (new created and nonce) in the load generator process, so signing costs the generator, not the server.',
