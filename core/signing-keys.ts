@@ -47,7 +47,7 @@ const KID = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/;
 export const MAX_ACTIVE_SIGNING_KEYS = 10;
 
 /** The algorithm a JWK's type implies: each key type serves exactly one of the four. */
-function impliedAlgorithm(jwk: Record<string, unknown>): SignatureAlgorithm {
+export function impliedAlgorithm(jwk: Record<string, unknown>): SignatureAlgorithm {
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return 'ed25519';
   if (jwk.kty === 'EC' && jwk.crv === 'P-256') return 'ecdsa-p256-sha256';
   if (jwk.kty === 'RSA') return 'rsa-pss-sha512';

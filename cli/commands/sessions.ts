@@ -1,8 +1,9 @@
-import { createPrivateKey, createSecretKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { SIGNATURE_ALGORITHMS, type SignatureAlgorithm } from '../../core/signatures/algorithms.ts';
-import type { SigningKey } from '../../core/signatures/signer.ts';
+import { signingKeyFromJwk, type SigningKey } from '../../core/signatures/signer.ts';
+import { impliedAlgorithm } from '../../core/signing-keys.ts';
 import { GatehouseClient } from '../../proxy/client/gatehouse-client.ts';
 import { GatehouseApiError } from '../../proxy/client/errors.ts';
 
@@ -30,38 +31,30 @@ sign-in field.`;
 /** Input the command cannot use: exit 2 with the reason. */
 class UsageError extends Error {}
 
-/** The algorithm a private key signs with under RFC 9421, as Gatehouse registers it. */
-function algorithmOf(key: KeyObject): SignatureAlgorithm {
-  if (key.type === 'secret') return 'hmac-sha256';
-  if (key.asymmetricKeyType === 'ed25519') return 'ed25519';
-  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ecdsa-p256-sha256';
-  if (key.asymmetricKeyType === 'rsa' || key.asymmetricKeyType === 'rsa-pss') return 'rsa-pss-sha512';
-  throw new UsageError(`a ${key.asymmetricKeyType} key signs with no algorithm Gatehouse takes (${SIGNATURE_ALGORITHMS.join(', ')})`);
-}
-
-/** The signing key in `file`, with its kid and algorithm from the options or the JWK. */
+/**
+ * The signing key in `file`: a JWK, or a PEM private key read as one, with its kid and algorithm
+ * from the options, else from the JWK (the algorithm its key type implies, as registration does).
+ */
 async function readSigningKey(file: string, kid: string | undefined, alg: string | undefined): Promise<SigningKey> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot read --signing-key ${file}: ${error.code ?? error.message}`);
   });
-  let key: KeyObject;
-  let jwk: JsonWebKey | undefined;
+  let jwk: JsonWebKey;
   try {
-    if (text.trimStart().startsWith('{')) {
-      jwk = JSON.parse(text) as JsonWebKey;
-      key = jwk.kty === 'oct' ? createSecretKey(Buffer.from(String(jwk.k), 'base64url')) : createPrivateKey({ key: jwk, format: 'jwk' });
-    } else {
-      key = createPrivateKey(text);
-    }
+    jwk = text.trimStart().startsWith('{') ? (JSON.parse(text) as JsonWebKey) : createPrivateKey(text).export({ format: 'jwk' });
   } catch (error) {
     throw new UsageError(`--signing-key ${file} is not a private key (JWK or PEM): ${(error as Error).message}`);
   }
-  const id = kid ?? (typeof jwk?.kid === 'string' ? jwk.kid : undefined);
+  const id = kid ?? (typeof jwk.kid === 'string' ? jwk.kid : undefined);
   if (!id) throw new UsageError('--kid is needed: the key file names no kid');
   if (alg !== undefined && !SIGNATURE_ALGORITHMS.includes(alg as SignatureAlgorithm)) {
     throw new UsageError(`--alg is ${SIGNATURE_ALGORITHMS.join(', ')}, not '${alg}'`);
   }
-  return { kid: id, alg: (alg as SignatureAlgorithm | undefined) ?? algorithmOf(key), key };
+  try {
+    return signingKeyFromJwk(id, (alg as SignatureAlgorithm | undefined) ?? impliedAlgorithm(jwk as Record<string, unknown>), jwk);
+  } catch (error) {
+    throw new UsageError(`--signing-key ${file} is not a private key Gatehouse can sign with: ${(error as Error).message}`);
+  }
 }
 
 export async function run(args: string[]): Promise<number> {
