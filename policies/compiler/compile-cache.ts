@@ -13,13 +13,14 @@
  * Whoever can write the directory can change what the policies decide, as whoever can write the
  * policies can: it is created 0700, and docs/security.md says to keep it that private.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureRuntime } from '../runtime/build.ts';
+import { writeAtomically } from '../write-atomically.ts';
 
 /** What a compile produced that the build keeps: the module and what the manifest and stats say of it. */
 export interface CachedCompile {
@@ -122,20 +123,10 @@ export class CompileCache {
       const base = path.join(this.dir, await this.keyOf(inputs));
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const header: EntryHeader = { moduleHash: sha256([compiled.wasm]), entrypoints: compiled.entrypoints, ir: compiled.ir, hostBuiltins: compiled.hostBuiltins };
-      await writeInPlace(`${base}.wasm`, compiled.wasm);
-      await writeInPlace(`${base}.json`, JSON.stringify(header));
+      await writeAtomically(`${base}.wasm`, compiled.wasm, 0o600);
+      await writeAtomically(`${base}.json`, JSON.stringify(header), 0o600);
     } catch {
       // See above: the next start compiles again.
     }
-  }
-}
-
-async function writeInPlace(file: string, data: string | Uint8Array): Promise<void> {
-  const scratch = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    await writeFile(scratch, data, { mode: 0o600 });
-    await rename(scratch, file);
-  } finally {
-    await rm(scratch, { force: true });
   }
 }

@@ -4,10 +4,11 @@
  * the sources (and the compiler and its flags) hash to the value recorded beside the module.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { writeAtomically } from '../write-atomically.ts';
 
 const runtimeDir = dirname(fileURLToPath(import.meta.url));
 const sourceDir = join(runtimeDir, 'assembly');
@@ -100,15 +101,3 @@ async function listSources(dir: string): Promise<string[]> {
   return files;
 }
 
-/** Writes through a temporary file and a rename, so readers never see a partial file. */
-async function writeAtomically(path: string, contents: Uint8Array | string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-  try {
-    await writeFile(temporary, contents);
-    await rename(temporary, path);
-  } catch (err) {
-    await rm(temporary, { force: true });
-    throw err;
-  }
-}
