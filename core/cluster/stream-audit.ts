@@ -112,13 +112,16 @@ function walkCommit(walk: ChainWalk, commit: StreamCommit, onTail: (tail: TailRe
   return true;
 }
 
-/** The keys and values a commit puts in `database`, decoded; an undecodable one is an AuditExportError. */
-function* putsIn(commit: StreamCommit, database: string): Generator<[key: unknown, value: unknown]> {
+/**
+ * The values a commit puts in `database` (only under `key`, when given), decoded; an undecodable
+ * one is an AuditExportError.
+ */
+function* putsIn(commit: StreamCommit, database: string, key?: unknown): Generator<unknown> {
   if ('unreadable' in commit) throw new AuditExportError(`commit ${commit.seq}: ${commit.unreadable}`);
   for (const op of commit.ops) {
-    if (op.length !== 3 || op[0] !== database) continue;
+    if (op.length !== 3 || op[0] !== database || (key !== undefined && op[1] !== key)) continue;
     try {
-      yield [op[1], decodeValue(op[2])];
+      yield decodeValue(op[2]);
     } catch (error) {
       throw new AuditExportError(`commit ${commit.seq}: a value in ${database} cannot be decoded (${(error as Error).message})`);
     }
@@ -138,12 +141,12 @@ export async function* streamExportLines(link: ClusterLink, progress?: (read: nu
   let tail: ChainTail | null = null;
   for await (const commit of commitsThrough(link, last, progress)) {
     if (commit instanceof MissingCommits) throw new AuditExportError(commit.reason);
-    for (const [key, value] of putsIn(commit, 'meta')) if (key === TAIL_KEY) tail = value as ChainTail;
+    for (const value of putsIn(commit, 'meta', TAIL_KEY)) tail = value as ChainTail;
   }
   const header: ExportHeader = { type: EXPORT_TYPE, version: 1, exportedAt: new Date().toISOString(), tail, publicKey: null };
   yield { kind: 'header', line: JSON.stringify(header) };
   for await (const commit of commitsThrough(link, last)) {
     if (commit instanceof MissingCommits) throw new AuditExportError(commit.reason);
-    for (const [, entry] of putsIn(commit, AUDIT_DATABASE)) yield { kind: 'entry', line: JSON.stringify(entry) };
+    for (const entry of putsIn(commit, AUDIT_DATABASE)) yield { kind: 'entry', line: JSON.stringify(entry) };
   }
 }

@@ -28,6 +28,8 @@ export interface EmitContext {
   callTarget(func: string, argCount: number): CallTarget;
   /** Spends one step of the evaluation's iteration budget (iteration-budget.ts). */
   spendIteration(): Expr;
+  /** Stops the evaluation with `message` (the host's `opa_abort`). */
+  abort(message: string): Expr;
 }
 
 /** The Wasm function shape an IR Func or Plan is translated into. */
@@ -134,7 +136,7 @@ export class FunctionBody {
         const target = this.get(stmt.target);
         const conflict = m.if(
           m.i32.eqz(this.rt('rt_equal', [target, this.operand(stmt.source)])),
-          this.abort(stmt.message),
+          this.ctx.abort(stmt.message),
         );
         return [
           ...this.guard(stmt.source),
@@ -193,7 +195,7 @@ export class FunctionBody {
       case 'ObjectInsertOnce': {
         const args = [{ local: stmt.object }, stmt.key, stmt.value];
         const inserted = this.rt('rt_object_insert_once', args.map((arg) => this.operand(arg)));
-        return [...this.guard(...args), m.if(m.i32.eqz(inserted), this.abort(stmt.message))];
+        return [...this.guard(...args), m.if(m.i32.eqz(inserted), this.ctx.abort(stmt.message))];
       }
       case 'SetAdd':
         return this.mutate('rt_set_add', [{ local: stmt.set }, stmt.value]);
@@ -297,10 +299,6 @@ export class FunctionBody {
     const label = this.labels[this.labels.length - 1];
     if (label === undefined) throw this.error('statement outside any block');
     return label;
-  }
-
-  private abort(message: string): Expr {
-    return this.m.block(null, [this.rt('rt_abort', [this.ctx.string(message)]), this.m.unreachable()]);
   }
 
   private operand(operand: Operand): Expr {

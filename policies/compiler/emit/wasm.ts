@@ -66,12 +66,12 @@ class PolicyLinker {
     }
     this.calls = new CallTargets(rt, this.functions);
     this.cache = new RuleCache(rt);
-    this.budget = new IterationBudget(rt, () =>
-      this.m.block(null, [
-        this.m.call(this.runtimeFunction('rt_abort'), [this.constants.string(ITERATION_BUDGET_ABORT)], binaryen.none),
-        this.m.unreachable(),
-      ]),
-    );
+    this.budget = new IterationBudget(rt, () => this.abort(ITERATION_BUDGET_ABORT));
+  }
+
+  /** Stops the evaluation with `message`: the runtime calls the host's `opa_abort`, which does not return. */
+  private abort(message: string): Expr {
+    return this.m.block(null, [this.m.call(this.runtimeFunction('rt_abort'), [this.constants.string(message)], binaryen.none), this.m.unreachable()]);
   }
 
   link(): void {
@@ -93,6 +93,7 @@ class PolicyLinker {
       string: (text) => this.constants.string(text),
       callTarget: (func, argCount) => this.calls.target(func, argCount, origin),
       spendIteration: () => this.budget.spend(),
+      abort: (message) => this.abort(message),
     };
   }
 
@@ -170,8 +171,7 @@ class PolicyLinker {
         m.local.set(resultSet, m.call(this.runtimeFunction('rt_make_set'), [], i32)),
         m.block('done', [
           m.block('unknown', [dispatch]),
-          m.call(this.runtimeFunction('rt_abort'), [this.constants.string('invalid entrypoint id')], binaryen.none),
-          m.unreachable(),
+          this.abort('invalid entrypoint id'),
         ]),
         m.local.get(resultSet, i32),
       ],
