@@ -117,6 +117,7 @@ export async function run(args: string[]): Promise<number> {
             dataDir,
             bundleKeysFile: process.env.GATEHOUSE_BUNDLE_VERIFICATION_KEYS,
             policyCacheDir: policyCacheDirOf(process.env.GATEHOUSE_POLICY_CACHE, process.env),
+            policyMaxIterations: undefined,
           },
           false,
         );

@@ -263,8 +263,7 @@ export function policyCacheDirOf(value: string | undefined, env: NodeJS.ProcessE
 }
 
 /** What `openPolicies` reads of the server's settings. */
-export type PolicySettings = Pick<ServeSettings, 'policiesDir' | 'dataDir' | 'bundleKeysFile' | 'policyCacheDir'> &
-  Partial<Pick<ServeSettings, 'policyMaxIterations'>>;
+export type PolicySettings = Pick<ServeSettings, 'policiesDir' | 'dataDir' | 'bundleKeysFile' | 'policyCacheDir' | 'policyMaxIterations'>;
 
 /**
  * Compiles and loads the policies the server and the CLI evaluate decisions with. One that does
