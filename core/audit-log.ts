@@ -1,4 +1,5 @@
 import type { Database, Key, Transaction } from 'lmdb';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { Env } from './env.ts';
 import { requestId } from './ids.ts';
@@ -15,6 +16,9 @@ import { readStoredRecords, type StoredRecord } from './stored-records.ts';
  * (the CLI) chain correctly behind the server: LMDB serialises write transactions.
  */
 export const GENESIS = '0'.repeat(64);
+
+/** Entries a yielding verification checks per event-loop turn. */
+const VERIFY_CHUNK = 1_000;
 
 /** What a policy evaluation concluded, as recorded next to the call that asked for it. */
 export interface PolicyResultSummary {
@@ -384,13 +388,38 @@ export class AuditLog {
    * the last against the tail record. `visit` sees the head after each entry that holds.
    */
   verify(visit?: (head: ChainTail) => void, transaction?: Transaction): ChainVerification {
+    const walk = this.walkChain(visit, transaction);
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * `verify` for a server that goes on answering: the walk reads one snapshot, and gives the
+   * event loop a turn after every VERIFY_CHUNK entries (about 10 ms), so a long log does not
+   * hold every other request while it is checked.
+   */
+  async verifyYielding(): Promise<ChainVerification> {
+    const walk = this.walkChain();
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+      await nextTurn();
+    }
+  }
+
+  /** The chain walk, pausing (yielding) after every VERIFY_CHUNK entries. */
+  private *walkChain(visit?: (head: ChainTail) => void, transaction?: Transaction): Generator<void, ChainVerification> {
     const snapshot = transaction ?? this.snapshot();
     try {
       const walk = new ChainWalk(this.recordedTail(snapshot));
+      let n = 0;
       for (const record of this.stored(snapshot)) {
         const holds = record.error === undefined ? walk.entry(record.key, record.value) : walk.unreadable(record.key, record.error);
         if (!holds) break;
         visit?.(walk.head);
+        if (++n % VERIFY_CHUNK === 0) yield;
       }
       return walk.result();
     } finally {

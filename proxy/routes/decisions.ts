@@ -134,8 +134,8 @@ const counts: RouteDef = {
   audited: true,
   query: DecisionCountsQuery,
   responses: { 200: { description: 'The counts.', schema: DecisionCounts }, ...COMMON_REFUSALS },
-  handle(ctx) {
-    return json(200, ctx.services.workflow.decisions.counts(principal(ctx).env, ctx.queryValues as DecisionCountsQuery));
+  async handle(ctx) {
+    return json(200, await ctx.services.workflow.decisions.counts(principal(ctx).env, ctx.queryValues as DecisionCountsQuery));
   },
 };
 
