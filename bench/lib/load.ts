@@ -32,7 +32,9 @@ export interface LoadSpec {
   /**
    * Requests that differ one from the next (a fresh signature, nonce or idempotency key): a
    * module, loaded in the generator's process, whose default export takes `options` and returns
-   * a function giving each request's headers (added to `headers`) and body.
+   * a function giving each request's headers (added to `headers`), body and, for requests to
+   * different resources, path (instead of `url`'s). The sequence number counts from 0 over the
+   * warm-up and the measured phase of one generator process.
    */
   perRequest?: { module: string; options?: unknown };
   /** Generator processes sharing the connections and the rate (default `DEFAULT_PROCESSES`). */
@@ -42,7 +44,7 @@ export interface LoadSpec {
 }
 
 /** The default export of a `perRequest` module. */
-export type PerRequestFactory = (options: unknown) => (seq: number, url: URL) => { headers?: Record<string, string>; body?: string };
+export type PerRequestFactory = (options: unknown) => (seq: number, url: URL) => { headers?: Record<string, string>; body?: string; path?: string };
 
 export interface LoadResult {
   requests: number;
@@ -111,7 +113,7 @@ async function requestSource(spec: LoadSpec, url: URL): Promise<() => Buffer> {
   return () => {
     const varying = next(seq++, url);
     const headers = varying.headers ? { ...spec.headers, ...varying.headers } : spec.headers;
-    return serialiseRequest(method, path, url.host, headers, varying.body ?? spec.body);
+    return serialiseRequest(method, varying.path ?? path, url.host, headers, varying.body ?? spec.body);
   };
 }
 

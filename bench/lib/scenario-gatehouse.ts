@@ -50,6 +50,21 @@ export async function compileBundledPolicy(dir: string, name: string): Promise<U
   return readFile(path.join(buildDir, entry.module));
 }
 
+/**
+ * Issues `key` in the sandbox, in process (how keys are issued over HTTP is not what is
+ * measured); resolves to its secret.
+ */
+export async function issueScenarioKey(server: RunningServer, key: ScenarioKey): Promise<string> {
+  const { keys, signingKeys, store } = server.services;
+  const issued = keys.draft({ env: 'sandbox', scopes: key.scopes, roles: key.roles, createdBy: server.adminKey.id });
+  const signing = key.signingJwk ? await signingKeys.prepare(issued.record.id, { jwk: key.signingJwk }, server.adminKey.id) : null;
+  await store.commit(() => {
+    keys.write(issued.record);
+    if (signing) signingKeys.write(signing);
+  });
+  return issued.secret;
+}
+
 /** Starts Gatehouse with `config` on top of the scenario defaults, and issues `key`. */
 export async function startScenarioGatehouse(workDir: string, key: ScenarioKey, config: Partial<ServerConfig> = {}): Promise<ScenarioGatehouse> {
   const { startServer } = await import('../../proxy/server.ts');
@@ -58,19 +73,12 @@ export async function startScenarioGatehouse(workDir: string, key: ScenarioKey, 
   // Rate limits are not what is measured: lift them.
   const unlimited = { ratePerSecond: 1e9, burst: 1e9 };
   const server = await startServer({ dataDir: dir, policies: engine, port: 0, rateLimits: { sandbox: unlimited, production: unlimited }, ...config });
-  // Issued in process: how keys are issued over HTTP is not what is measured.
-  const { keys, signingKeys, store } = server.services;
-  const issued = keys.draft({ env: 'sandbox', scopes: key.scopes, roles: key.roles, createdBy: server.adminKey.id });
-  const signing = key.signingJwk ? await signingKeys.prepare(issued.record.id, { jwk: key.signingJwk }, server.adminKey.id) : null;
-  await store.commit(() => {
-    keys.write(issued.record);
-    if (signing) signingKeys.write(signing);
-  });
+  const secret = await issueScenarioKey(server, key);
   return {
     server,
     url: server.url,
-    secret: issued.secret,
-    auth: { authorization: `Bearer ${issued.secret}` },
+    secret,
+    auth: { authorization: `Bearer ${secret}` },
     stop: async () => {
       await server.close();
       await engine.close();

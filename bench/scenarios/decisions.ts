@@ -14,13 +14,17 @@
  * process's for the in-process targets, measured one target at a time while the others are
  * stopped, and Cerbos's own process's.
  */
+import { fileURLToPath } from 'node:url';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { startNodeHttp, startRawUws } from '../lib/baseline-servers.ts';
 import { cerbosCheckBody, startCerbos } from '../lib/cerbos-pdp.ts';
 import { DECISION_BODY } from '../lib/decision-body.ts';
+import type { DecisionActionsOptions } from '../lib/decision-actions.ts';
+import { runLoad } from '../lib/load.ts';
+import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
 import { runName } from '../lib/series-metrics.ts';
-import { startScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
+import { issueScenarioKey, startScenarioGatehouse, type ScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 
 /**
  * Gatehouse with a sandbox key allowed to create decisions; `sample` is a real response body for
@@ -32,6 +36,61 @@ async function startGatehouse(workDir: string): Promise<{ target: LoadTarget; sa
   const sample = await fetch(`${gatehouse.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY }).then((r) => r.text());
   if (!sample.includes('"status":"created"')) throw new Error(`gatehouse did not create a decision: ${sample}`);
   return { sample, target: { name: 'gatehouse', baseline: false, url: `${gatehouse.url}/v1/decisions`, headers, cpuPid: process.pid, stop: gatehouse.stop } };
+}
+
+/** The same decision with a risk score decision-gate-v1 holds for a human's approval. */
+const GATED_BODY = JSON.stringify({ ...JSON.parse(DECISION_BODY), context: [{ source: 'risk:score', value: 85 }, { source: 'deploy:replicas', value: 3 }] });
+
+/** Creates `count` gated decisions, 32 requests at a time; resolves to their ids. */
+async function createGated(gatehouse: ScenarioGatehouse, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  const headers = { ...gatehouse.auth, 'content-type': 'application/json' };
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (ids.length < count) {
+        const created = (await fetch(`${gatehouse.url}/v1/decisions`, { method: 'POST', headers, body: GATED_BODY }).then((r) => r.json())) as { id?: string; gate?: string };
+        if (created.gate !== 'human_approval' || !created.id) throw new Error(`gatehouse did not hold the decision for approval: ${JSON.stringify(created)}`);
+        ids.push(created.id);
+      }
+    }),
+  );
+  return ids;
+}
+
+/**
+ * The workflow's next steps at a fixed `rate`, each request on a decision of its own: a reviewer
+ * key approves decisions another key created (held at decision-gate-v1's human gate), then
+ * executes them. Open loop, like creation at that rate, so their CPU per request compare.
+ */
+async function measureActions(options: ScenarioOptions, rate: number, series: Series[]): Promise<void> {
+  const gatehouse = await startScenarioGatehouse(options.workDir, { scopes: ['decisions:write'] });
+  try {
+    const reviewer = await issueScenarioKey(gatehouse.server, { scopes: ['decisions:approve', 'decisions:execute'] });
+    // Every request the open loop can send (warm-up and measured phase), and a margin.
+    const ids = await createGated(gatehouse, Math.ceil(rate * (options.warmupS + options.durationS) * 1.05) + 100);
+    options.progress(`created ${ids.length} decisions held for approval`);
+    for (const action of ['approve', 'execute'] as const) {
+      const perRequest: DecisionActionsOptions = { ids, action };
+      const load = await runLoad({
+        url: `${gatehouse.url}/v1/decisions`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${reviewer}`, 'content-type': 'application/json' },
+        body: '{}',
+        rate,
+        durationS: options.durationS,
+        warmupS: options.warmupS,
+        connections: options.connections,
+        serverPid: process.pid,
+        // One generator: each counts its own sequence through `ids`.
+        processes: 1,
+        perRequest: { module: fileURLToPath(new URL('../lib/decision-actions.ts', import.meta.url)), options: perRequest },
+      });
+      options.progress(describeLoad(`gatehouse-${action}`, rate, load));
+      series.push(seriesFromLoad(`gatehouse-${action}`, false, rate, load));
+    }
+  } finally {
+    await gatehouse.stop();
+  }
 }
 
 async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<LoadTarget> {
@@ -85,6 +144,8 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   options.progress('starting gatehouse (compiling the bundled policies)');
   const { target: gatehouse, sample } = await startGatehouse(options.workDir);
   await measure(gatehouse);
+  const actionRate = options.rates.includes(1000) ? 1000 : Math.min(...options.rates);
+  if (Number.isFinite(actionRate)) await measureActions(options, actionRate, series);
   await measure(await baseline('raw-uws', startRawUws, sample));
   await measure(await baseline('node-http', startNodeHttp, sample));
   options.progress('starting the governed floor');
@@ -102,6 +163,12 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     if (s.cpuUsPerRequest && floor?.cpuUsPerRequest) floorRatios[`cpuPerRequestRatioFloor.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
     if (s.mode === 'rate' && floor) floorRatios[`p99RatioFloor.${runName(s)}`] = ratio(s.latencyMs.p99, floor.latencyMs.p99);
   }
+  const actionRatios: Record<string, number> = {};
+  const created = series.find((s) => s.target === 'gatehouse' && s.mode === 'rate' && s.rate === actionRate);
+  for (const action of ['approve', 'execute']) {
+    const acted = series.find((s) => s.target === `gatehouse-${action}`);
+    if (acted?.cpuUsPerRequest && created?.cpuUsPerRequest) actionRatios[`actionCpuRatioCreate.${action}`] = ratio(acted.cpuUsPerRequest, created.cpuUsPerRequest);
+  }
   return {
     scenario: 'decisions',
     description: scenario.description,
@@ -116,6 +183,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       ...(floorBusy ? { floorMachineBusy: floorBusy, floorAllCoresBoundRatio: ratio(max('governed-floor') / floorBusy, max('raw-uws')) } : {}),
       maxThroughputRatioCerbos: ratio(max('gatehouse'), max('cerbos')),
       ...floorRatios,
+      ...actionRatios,
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
@@ -124,6 +192,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       'cerbos: Cerbos PDP in a child process (GOMAXPROCS=1, pinned to no core, like the rest), POST /api/check/resources asking decision-gate-v1\'s create question restated as a Cerbos resource policy (CEL on request.resource.attr: the same decision as attributes), its decision log on in the local BadgerDB backend; it authenticates no one and stores no decision. maxThroughputRatioCerbos is Gatehouse\'s maximum over Cerbos\'s.',
       'cpuUsPerRequest (per series) is the server process\'s CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness\'s process, one at a time with the others stopped, so its CPU over a target\'s phase is that target\'s; Cerbos\'s is its own process\'s. cpuPerRequestRatioFloor.<run> is Gatehouse\'s over the floor\'s in the same run, p99RatioFloor.<run> the same for p99 latency at a fixed rate.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
+      `gatehouse-approve and gatehouse-execute: POST /v1/decisions/{id}/approve, then …/execute, at ${actionRate}/s (1,000/s when the run has that rate), each request on a decision of its own that another key created beforehand with a risk score decision-gate-v1 holds for a human; a reviewer key approves and executes. actionCpuRatioCreate.<action> is its server CPU per request over creation's at the same rate in the same run.`,
     ],
     profiles,
   };

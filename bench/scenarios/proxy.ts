@@ -229,9 +229,11 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     metrics.httpProxyThroughputRatioNginx = throughputRatio(httpProxyMax, nginxMax.throughput);
   }
   for (const [name, us] of Object.entries(cpu)) metrics[`cpuUsPerRequest.${name}`] = us;
+  if (cpu['gatehouse'] && cpu['http-proxy']) metrics.cpuPerRequestRatioHttpProxy = Math.round((cpu['gatehouse'] / cpu['http-proxy']) * 100) / 100;
   notes.push(
     'http-proxy: the same node:http listener and keep-alive agent with http-proxy forwarding and nothing else, what the gateway could reach if its own work cost nothing.',
     `cpuUsPerRequest.<target>: the harness process's CPU time over a ${options.durationS} s closed-loop run divided by the requests served; the generator and the upstream run in other processes.`,
+    'cpuPerRequestRatioHttpProxy: cpuUsPerRequest.gatehouse ÷ cpuUsPerRequest.http-proxy, what the gateway costs its host against forwarding alone.',
   );
   return { scenario: 'proxy', description: scenario.description, series, metrics, notes, profiles };
 }

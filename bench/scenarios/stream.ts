@@ -180,8 +180,10 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   // The target's figure: 100 subscribers at the highest fixed rate, the hardest load they get.
   const topRate = Math.max(...rates);
   metrics['fanout100.p99Ms'] = metrics[`stream.fanout100.rate${topRate}.p99Ms`]!;
+  const floorP99 = metrics[`floor.fanout100.rate${topRate}.p99Ms`];
+  if (floorP99) metrics['fanout100.p99RatioFloor'] = Math.round((metrics['fanout100.p99Ms'] / floorP99) * 100) / 100;
   notes.push(
-    `fanout100.p99Ms is stream.fanout100.rate${topRate}.p99Ms: 100 subscribers at the highest fixed rate, ${topRate} decisions/s.`,
+    `fanout100.p99Ms is stream.fanout100.rate${topRate}.p99Ms: 100 subscribers at the highest fixed rate, ${topRate} decisions/s; fanout100.p99RatioFloor divides it by the raw uWS pub/sub floor's p99 at that rate and fan-out.`,
     'Stream latency: from sending POST /v1/decisions to each subscriber receiving its decision.created event; every subscriber\'s receipt is one sample. Subscribers run in a separate process on the same machine.',
     'raw-uws-pubsub is the floor: the same subscribers and POSTs against bare uWebSockets.js pub/sub publishing a same-sized event at once; floor.fanout<N>.rate<R>.p99Ms beside stream.fanout<N>.rate<R>.p99Ms shows what Gatehouse adds.',
     'Stream throughput: events delivered per second summed over subscribers; eventsPerS is the decisions created per second. errors counts receipts still missing 30 s after the last decision.',
