@@ -5,13 +5,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { list, x } from 'tar';
-import { tempDir } from './helpers/gatehouse.ts';
+import { freshPage, launchBrowser } from './helpers/browser.ts';
+import { issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
+import { bundledEngine } from './helpers/policies.ts';
 
 /**
  * The packed package, installed into another project: `npm pack` (which builds dist/), the
  * tarball unpacked where npm puts it, `gatehouse/client` imported in plain Node with nothing but
  * its own dependency beside it, types checked, `npx gatehouse --help`, and `npx gatehouse serve`
- * answering until it is stopped. The package's dependencies are linked from this checkout's
+ * answering until it is stopped; and `gatehouse/client` bundled for browsers from the installed
+ * package, run in Chromium against a server. The package's dependencies are linked from this checkout's
  * node_modules rather than downloaded (hundreds of megabytes), as npm would place them.
  */
 t.setTimeout(600_000);
@@ -126,4 +129,57 @@ t.test('with its dependencies: types, npx gatehouse --help, and npx gatehouse se
   await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 60_000))]);
   t.ok(closed, 'gone within 60 s of SIGTERM');
   t.match(output, /"msg":"draining"[\s\S]*"msg":"stopped"/, 'after draining, as SIGTERM asks');
+});
+
+t.test('gatehouse/client bundled for browsers from the installed package runs in Chromium', async (t) => {
+  // What a browser app does: import the client by its package name and bundle it (esbuild, with
+  // the browser conditions and the package's `browser` map), nothing of the server included.
+  writeFileSync(
+    join(project, 'browser-app.js'),
+    `import { GatehouseClient, UnknownPolicyError } from 'gatehouse/client';
+window.runClient = async (apiKey) => {
+  const client = new GatehouseClient({ baseUrl: location.origin, apiKey });
+  const created = await client.createDecision({ title: '<b>from a browser</b>', policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 12 }] });
+  const read = await client.getDecision(created.id);
+  const listed = [];
+  for await (const decision of client.decisions({ order: 'desc' })) listed.push(decision.id);
+  const refusal = await client.createDecision({ title: 't', policy: 'no-such-policy-v1', context: 'x' }).catch((error) => error);
+  const signing = await new GatehouseClient({ baseUrl: location.origin, apiKey, signer: { kid: 'k', alg: 'ed25519' } }).listDecisions().catch((error) => error);
+  return {
+    created: { id: created.id, status: created.status, gate: created.gate },
+    read: read.title,
+    listed,
+    refusal: { typed: refusal instanceof UnknownPolicyError, code: refusal.code, status: refusal.status },
+    signing: String(signing && signing.message),
+  };
+};
+`,
+  );
+  const { build } = await import('esbuild');
+  const bundled = await build({ entryPoints: [join(project, 'browser-app.js')], bundle: true, platform: 'browser', format: 'esm', write: false, absWorkingDir: project, logLevel: 'silent' });
+  const code = bundled.outputFiles[0]!.text;
+  t.notMatch(code, /node:crypto|from "lmdb"|uWebSockets/, 'nothing of the server or of node:crypto in the bundle');
+  t.ok(code.length < 200_000, `a client-sized bundle (${code.length} bytes)`);
+
+  const { url, admin } = await startTestServer(t, { policies: await bundledEngine() });
+  const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read', 'decisions:write'] });
+  const browser = await launchBrowser(t);
+  const { page, errors } = await freshPage(browser);
+  // The app is served on the API's own origin, as a page the sidecar's users host beside it would be.
+  await page.route(`${url}/app/**`, (route) =>
+    route.fulfill(
+      route.request().url().endsWith('.js')
+        ? { contentType: 'text/javascript', body: code }
+        : { contentType: 'text/html', body: '<!doctype html><title>app</title><script type="module" src="/app/client.js"></script>' },
+    ),
+  );
+  await page.goto(`${url}/app/index.html`);
+  await page.waitForFunction(() => typeof (window as unknown as { runClient?: unknown }).runClient === 'function');
+  const result = await page.evaluate((apiKey) => (window as unknown as { runClient(key: string): Promise<Record<string, unknown>> }).runClient(apiKey), key);
+  t.match(result.created, { id: /^dec_/, status: 'created', gate: 'auto' }, 'a decision created from the browser');
+  t.equal(result.read, '<b>from a browser</b>', 'read back as it was sent');
+  t.same(result.listed, [(result.created as { id: string }).id], 'listed by the async iterator');
+  t.same(result.refusal, { typed: true, code: 'unknown_policy', status: 422 }, 'a refusal is a typed error');
+  t.match(result.signing, /request signing .* needs Node/, 'signing in a browser is refused with a clear error');
+  t.same(errors, [], 'no page errors');
 });

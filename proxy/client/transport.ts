@@ -4,7 +4,9 @@ import { errorFor, type ProblemDocument } from './errors.ts';
 /**
  * How the client talks to the server: fetch, retries, signing, and problem documents turned into
  * typed errors. Only web-platform APIs at load time, so the client runs in Node 20 and browsers;
- * the RFC 9421 signer (node:crypto) is loaded the first time a request is signed.
+ * the RFC 9421 signer (node:crypto) is loaded the first time a request is signed. A bundle built
+ * for browsers leaves the signer out (the `browser` map of package.json), so signing there is
+ * refused with a clear error instead of failing the build.
  *
  * Retries happen on network failures, 5xx, 429 (after Retry-After) and 409
  * `idempotency_in_flight`, with exponential backoff, for reads and for writes that carry an
@@ -131,7 +133,8 @@ export class Transport {
     const url = this.url(plan.path, plan.query);
     const body = plan.body !== undefined ? JSON.stringify(plan.body) : undefined;
     if (this.options.signer) {
-      const { signRequest } = await import('../../core/signatures/signer.ts');
+      const { signRequest } = (await import('../../core/signatures/signer.ts')) as Partial<typeof import('../../core/signatures/signer.ts')>;
+      if (typeof signRequest !== 'function') throw new TypeError('request signing (options.signer) needs Node: this browser build of the client leaves the signer out');
       Object.assign(headers, signRequest({ method: plan.method, url, headers, body: body ?? null }, this.options.signer));
     }
     const response = await (this.options.fetch ?? fetch)(url, {
