@@ -153,6 +153,16 @@ window.runClient = async (apiKey) => {
     signing: String(signing && signing.message),
   };
 };
+// A browser's WebSocket cannot send a key: the stream helper rides on the console's session cookie.
+window.runStream = async (apiKey) => {
+  const keyed = new GatehouseClient({ baseUrl: location.origin, apiKey });
+  await keyed.createSession();
+  const events = new GatehouseClient({ baseUrl: location.origin }).stream({ topics: ['decisions'], since: 0 });
+  const created = await keyed.createDecision({ title: 'streamed', policy: 'decision-gate-v1', context: 'x' });
+  for await (const event of events) {
+    if (event.kind === 'decision.created' && event.data.id === created.id) return { kind: event.kind, title: event.data.title, cursor: event.cursor };
+  }
+};
 `,
   );
   const { build } = await import('esbuild');
@@ -162,8 +172,11 @@ window.runClient = async (apiKey) => {
   t.ok(code.length < 200_000, `a client-sized bundle (${code.length} bytes)`);
 
   const { url, admin } = await startTestServer(t, { policies: await bundledEngine() });
-  const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read', 'decisions:write'] });
-  const browser = await launchBrowser(t);
+  const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read', 'decisions:write', 'stream:subscribe'] });
+  // A page fulfilled by the test (below) has no address of its own, so Chromium's local network
+  // checks would count it as a public page and block its WebSocket to 127.0.0.1; a page served
+  // from the sidecar's own address, as a real one is, passes them.
+  const browser = await launchBrowser(t, ['--disable-features=LocalNetworkAccessChecks']);
   const { page, errors } = await freshPage(browser);
   // The app is served on the API's own origin, as a page the sidecar's users host beside it would be.
   await page.route(`${url}/app/**`, (route) =>
@@ -181,5 +194,7 @@ window.runClient = async (apiKey) => {
   t.same(result.listed, [(result.created as { id: string }).id], 'listed by the async iterator');
   t.same(result.refusal, { typed: true, code: 'unknown_policy', status: 422 }, 'a refusal is a typed error');
   t.match(result.signing, /request signing .* needs Node/, 'signing in a browser is refused with a clear error');
+  const streamed = await page.evaluate((apiKey) => (window as unknown as { runStream(key: string): Promise<Record<string, unknown>> }).runStream(apiKey), key);
+  t.match(streamed, { kind: 'decision.created', title: 'streamed', cursor: Number }, "the stream helper, on the session's cookie, receives the decision's event");
   t.same(errors, [], 'no page errors');
 });

@@ -13,8 +13,9 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export async function launchBrowser(t: Teardown): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+/** `extraArgs`: more Chromium switches, for a test whose pages need them. */
+export async function launchBrowser(t: Teardown, extraArgs: string[] = []): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, ...extraArgs], timeout: 30_000 });
   t.teardown(() => browser.close());
   return browser;
 }
