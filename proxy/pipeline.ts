@@ -78,7 +78,7 @@ async function decide(ctx: RequestContext): Promise<Reply> {
   ctx.trace?.mark('authenticate');
   await authenticate(ctx);
   ctx.trace?.mark('verify-signature');
-  verifySignature(ctx);
+  await verifySignature(ctx);
   ctx.trace?.mark('rate-limit');
   rateLimit(ctx);
   ctx.trace?.mark('validate');

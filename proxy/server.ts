@@ -13,6 +13,8 @@ import type { Embedder } from '../core/memory/embedder.ts';
 import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { Store } from '../core/store.ts';
 import { ClusterJoinError, ClusterLink, type ClusterOptions } from '../core/cluster/cluster-link.ts';
+import { ClusterReplayMarks } from '../core/cluster/shared-replay-marks.ts';
+import { DEFAULT_SKEW_SECONDS } from '../core/signatures/request-verifier.ts';
 import { Replica } from '../core/cluster/replica.ts';
 import { PolicyCensus } from '../core/cluster/policy-census.ts';
 import type { JwtIdentities } from '../core/jwt-identities.ts';
@@ -160,6 +162,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     }
   };
   census = replica ? await orLeave(() => PolicyCensus.start(replica.link, config.policies)) : null;
+  // A signature is accepted while its `created` is within the skew of the clock, either side.
+  const skewSeconds = config.signatureSkewSeconds ?? DEFAULT_SKEW_SECONDS;
+  const replayMarks = replica ? await orLeave(() => ClusterReplayMarks.open(replica.link, (2 * skewSeconds + 2) * 1000)) : null;
   // Narrowed once, for the closures below.
   const joined = census;
   let draining = false;
@@ -174,13 +179,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     embedder: config.embedder ?? new WordVectorEmbedder(),
     signatures: {
       ...(config.signatures ? { mode: config.signatures } : {}),
-      ...(config.signatureSkewSeconds !== undefined ? { skewSeconds: config.signatureSkewSeconds } : {}),
+      skewSeconds,
       publicUrl: config.publicUrl ? new URL(config.publicUrl) : null,
     },
     jwtIdentities: config.jwtIdentities ?? null,
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     toolAllow: config.toolAllow ?? [],
     idempotencyClaims: replica?.claims ?? null,
+    replayMarks,
     policyDifferences: joined ? () => joined.differences() : null,
     alive: joined ? (node) => joined.alive(node) : null,
     draining: () => draining,

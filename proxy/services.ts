@@ -20,7 +20,7 @@ import { Memory } from '../core/memory/memory.ts';
 import { Objectives } from '../core/memory/objectives.ts';
 import { ImpactTrace } from '../core/impact/impact-trace.ts';
 import type { JwtIdentities } from '../core/jwt-identities.ts';
-import { ReplayGuard } from '../core/signatures/replay-guard.ts';
+import { ReplayGuard, type SharedReplayMarks } from '../core/signatures/replay-guard.ts';
 import { DEFAULT_SKEW_SECONDS, RequestSignatureVerifier } from '../core/signatures/request-verifier.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import { SigningKeyRegistry } from '../core/signing-keys.ts';
@@ -103,6 +103,8 @@ export interface ServiceOptions {
   jwtIdentities?: JwtIdentities | null;
   /** Cluster mode: where Idempotency-Keys in flight are registered across instances. */
   idempotencyClaims?: SharedClaims | null;
+  /** Cluster mode: where signature replay markers are claimed across instances. */
+  replayMarks?: SharedReplayMarks | null;
   /** Cluster mode: how the other instances' policies differ from this one's (readiness reports it). */
   policyDifferences?: (() => PolicyDifference[]) | null;
   /** Cluster mode: whether an instance is alive (its unfinished work is not abandoned). */
@@ -127,6 +129,7 @@ export function buildServices(options: ServiceOptions): Services {
   const webhooks = new Webhooks(store, events, options.webhooks);
   const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit });
   const replay = new ReplayGuard(store);
+  replay.shared = options.replayMarks ?? null;
   const signingKeys = new SigningKeyRegistry(store);
   return {
     store,

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type { ServerConfig } from '../proxy/server.ts';
 import { call, issueKey, startTestServer, tempDir, type TestServer } from './helpers/gatehouse.ts';
 import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
 import { bundledEngine } from './helpers/policies.ts';
+import { keyPair, signed, type RawRequest } from './helpers/signing.ts';
 import { openStream } from './helpers/stream-client.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
 
@@ -122,6 +124,47 @@ t.test('a key revoked on A is refused on B within a second', async (t) => {
   let status = 200;
   while (status === 200 && Date.now() - started < 1000) status = (await call(b.url, 'GET', '/v1/decisions', { key: creator.key })).status;
   t.equal(status, 401, `refused on B after ${Date.now() - started} ms`);
+});
+
+/** Sends `request` to `url`'s server as it stands, under the Host it was signed for (`host`), as a load balancer in front passes it on. */
+function sendAs(url: string, host: string, request: RawRequest): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url + request.path, { method: request.method, headers: { ...request.headers, host } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) as Record<string, unknown> }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(request.body);
+  });
+}
+
+t.test('a signature used on A is refused as a replay on B, and one B saw first on A', async (t) => {
+  const { a, b, creator } = await pair(t);
+  const pairKey = keyPair('ed25519');
+  const registered = await call(a.url, 'POST', `/v1/keys/${creator.id}/signing-keys`, { key: creator.key, body: { jwk: pairKey.jwk } });
+  t.equal(registered.status, 201, 'a signing key registered on A');
+  // Both instances behind one name, as behind a load balancer: the signature covers that authority.
+  const host = new URL(a.url).host;
+  const sign = () => signed(a.url, creator.key, pairKey.signer, { method: 'POST', path: '/v1/decisions', body: JSON.stringify(gate(10)) });
+  const started = Date.now();
+  let first = await sendAs(a.url, host, sign());
+  t.equal(first.status, 200, 'a signed request accepted on A');
+  // B knows the signing key once it has applied A's commit (well within a second).
+  let fresh = await sendAs(b.url, host, sign());
+  while (fresh.status === 401 && fresh.json.check === 'unknown_key' && Date.now() - started < 5000) fresh = await sendAs(b.url, host, sign());
+  t.equal(fresh.status, 200, `a fresh signature is accepted on B (${fresh.status === 200 ? 'created' : JSON.stringify(fresh.json)})`);
+
+  const used = sign();
+  first = await sendAs(a.url, host, used);
+  t.equal(first.status, 200);
+  const replayed = await sendAs(b.url, host, used);
+  t.equal(replayed.status, 401, 'the same signed request on B is refused');
+  t.match(replayed.json, { code: 'signature_invalid', check: 'replay', detail: /already used on another instance/ });
+  const usedOnB = sign();
+  t.equal((await sendAs(b.url, host, usedOnB)).status, 200);
+  t.match(await sendAs(a.url, host, usedOnB), { status: 401, json: { code: 'signature_invalid', check: 'replay' } }, 'and the other way round');
+  t.match(await sendAs(a.url, host, used), { status: 401, json: { check: 'replay', detail: /already used \(/ } }, 'on the instance that saw it, its own guard refuses it first');
 });
 
 t.test('one audit chain for the cluster: both copies hold it, and the stream verifies end to end', async (t) => {

@@ -4,6 +4,7 @@ import { GatehouseError } from '../errors.ts';
 import { UNSIGNED, type SignatureFacts } from '../policy-input.ts';
 import type { Principal } from '../principal.ts';
 import type { SigningKeyRegistry } from '../signing-keys.ts';
+import type { ClaimedMarkers } from './replay-guard.ts';
 import type { KeyLookup, RequestSignatureVerifier, SignedRequest, VerificationKey } from './request-verifier.ts';
 import { serverRequiresSignature, type SignatureMode } from './requirement.ts';
 
@@ -39,14 +40,21 @@ export interface CallerSignature {
   summary: SignatureSummary;
   /** Why the request is refused, or null. */
   refusal: GatehouseError | null;
+  /** The replay markers a verified signature claimed on this instance (see `confirmAcrossCluster`). */
+  claimed: ClaimedMarkers | null;
 }
 
 // A module function rather than a closure per call: the TypeScript loader (tsx) names every
 // named closure it creates with a defineProperty call, several µs on a cold request path.
-function judged(summary: Partial<Omit<SignatureSummary, 'session'>> & Pick<SignatureSummary, 'outcome'> & { session?: boolean }, refusal: GatehouseError | null = null, facts = UNSIGNED): CallerSignature {
+function judged(
+  summary: Partial<Omit<SignatureSummary, 'session'>> & Pick<SignatureSummary, 'outcome'> & { session?: boolean },
+  refusal: GatehouseError | null = null,
+  facts = UNSIGNED,
+  claimed: ClaimedMarkers | null = null,
+): CallerSignature {
   const recorded: SignatureSummary = { alg: summary.alg ?? null, failure: summary.failure ?? null, keyId: summary.keyId ?? null, label: summary.label ?? null, outcome: summary.outcome };
   if (summary.session) recorded.session = true;
-  return { facts, summary: recorded, refusal };
+  return { facts, summary: recorded, refusal, claimed };
 }
 
 function ownKeys(signingKeys: SigningKeyRegistry, owner: string): KeyLookup {
@@ -78,6 +86,7 @@ export function judgeCallerSignature(
         { outcome: 'verified', label: outcome.label, keyId: outcome.keyId, alg: outcome.alg, session: bySession },
         null,
         { alg: outcome.alg, covered: outcome.covered, keyId: outcome.keyId, label: outcome.label, verified: true },
+        outcome.claimed,
       );
     case 'failed':
       return judged(
@@ -107,6 +116,33 @@ export function judgeCallerSignature(
       );
     }
   }
+}
+
+/**
+ * In cluster mode, claims across the cluster the replay markers a verified signature claimed on
+ * this instance (ReplayGuard.shared): a signature first used on another instance is refused here
+ * as a replay, as it would be on that instance. A cluster that cannot answer refuses the request
+ * with `not_ready` (fail closed): nothing shows the signature was not used elsewhere.
+ */
+export async function confirmAcrossCluster(services: CallerSignatureServices, signature: CallerSignature): Promise<CallerSignature> {
+  const shared = services.verifier.replay.shared;
+  if (!shared || !signature.claimed || signature.refusal) return signature;
+  let fresh: boolean;
+  try {
+    fresh = await shared.claim(signature.claimed.markers, signature.claimed.until);
+  } catch (error) {
+    return { ...signature, refusal: new GatehouseError('not_ready', `the cluster could not confirm that the signature was not used on another instance (${(error as Error).message}); retry`) };
+  }
+  if (fresh) return signature;
+  const { label, keyId, alg, session } = signature.summary;
+  return judged(
+    { outcome: 'failed', label, keyId, alg, failure: 'replay', session: session === true },
+    new GatehouseError('signature_invalid', `${label} was already used on another instance (same signature or nonce)`, {
+      check: 'replay',
+      label,
+      signatures: [{ label, keyId, result: 'replay' }],
+    }),
+  );
 }
 
 /**

@@ -7,7 +7,9 @@ import type { Store } from '../store.ts';
  * signing key, while the signature could still be accepted. What has been seen is kept in LMDB
  * (so a restart does not reopen the window) until it could no longer verify anyway, and pruned
  * periodically. Markers of requests still being committed are also held in memory, so two
- * copies of a signature arriving together cannot both pass.
+ * copies of a signature arriving together cannot both pass. In cluster mode the markers are
+ * claimed across the cluster as well (`shared`), so a signature used on one instance is refused
+ * on the others.
  */
 export interface ReplayMarkers {
   signature: Buffer;
@@ -16,9 +18,26 @@ export interface ReplayMarkers {
   nonce: string | null;
 }
 
+/** Replay markers claimed across a cluster (core/cluster/shared-replay-marks.ts). */
+export interface SharedReplayMarks {
+  /**
+   * Claims every marker until `until` (ms since the epoch); false when another instance holds
+   * one already. Rejects when the cluster cannot answer.
+   */
+  claim(markers: string[], until: number): Promise<boolean>;
+}
+
+/** What a verified signature claimed on this instance, to claim across the cluster too. */
+export interface ClaimedMarkers {
+  markers: string[];
+  until: number;
+}
+
 export class ReplayGuard {
   private readonly seen: Database<number, string>;
   private readonly pending = new Map<string, number>();
+  /** In cluster mode, where the markers are claimed across the cluster. */
+  shared: SharedReplayMarks | null = null;
 
   constructor(store: Store) {
     this.seen = store.database<number, string>('signature-replay');
@@ -31,20 +50,20 @@ export class ReplayGuard {
   }
 
   /**
-   * Records the markers until `until` (ms since the epoch) and returns true, or returns false
-   * when one of them was seen and has not expired.
+   * Records the markers until `until` (ms since the epoch) and returns them, or returns null
+   * when one of them was seen here and has not expired.
    */
-  claim(request: ReplayMarkers, until: number, now = Date.now()): boolean {
+  claim(request: ReplayMarkers, until: number, now = Date.now()): string[] | null {
     const markers = this.markers(request);
     for (const marker of markers) {
       const expiry = this.pending.get(marker) ?? this.seen.get(marker);
-      if (expiry !== undefined && expiry > now) return false;
+      if (expiry !== undefined && expiry > now) return null;
     }
     for (const marker of markers) {
       this.pending.set(marker, until);
       void this.seen.put(marker, until).finally(() => this.pending.delete(marker));
     }
-    return true;
+    return markers;
   }
 
   /** Deletes markers that have expired; returns how many. */

@@ -3,7 +3,7 @@ import type { SignatureAlgorithm } from './algorithms.ts';
 import { verifyBase } from './algorithms.ts';
 import { checkContentDigest } from './content-digest.ts';
 import { SignatureFailure, type SignatureCheck } from './failure.ts';
-import type { ReplayGuard } from './replay-guard.ts';
+import type { ClaimedMarkers, ReplayGuard } from './replay-guard.ts';
 import { buildSignatureBase, type RequestView } from './signature-base.ts';
 import { parseSignatureFields, type SignatureEntry } from './signature-fields.ts';
 
@@ -35,7 +35,7 @@ export interface LabelReport {
 
 export type SignatureOutcome =
   | { outcome: 'unsigned' }
-  | { outcome: 'verified'; label: string; keyId: string; alg: SignatureAlgorithm; covered: string[]; labels: LabelReport[] }
+  | { outcome: 'verified'; label: string; keyId: string; alg: SignatureAlgorithm; covered: string[]; labels: LabelReport[]; claimed: ClaimedMarkers }
   | { outcome: 'failed'; label: string | null; keyId: string | null; alg: string | null; check: SignatureCheck; detail: string; labels: LabelReport[] };
 
 export interface SignedRequest {
@@ -63,7 +63,7 @@ function missingRequired(covered: Set<string>, hasBody: boolean): string | null 
 
 export class RequestSignatureVerifier {
   constructor(
-    private readonly replay: ReplayGuard,
+    readonly replay: ReplayGuard,
     readonly skewSeconds: number = DEFAULT_SKEW_SECONDS,
   ) {}
 
@@ -92,9 +92,13 @@ export class RequestSignatureVerifier {
     for (const [i, { entry, key }] of candidates.entries()) {
       if (!key) continue;
       try {
-        const covered = this.check(entry, key, request, now);
+        const { covered, claimed } = this.check(entry, key, request, now);
         labels[i]!.result = 'verified';
-        verified ??= { outcome: 'verified', label: entry.label, keyId: key.kid, alg: key.alg, covered, labels };
+        if (verified) {
+          verified.claimed.markers.push(...claimed.markers);
+          verified.claimed.until = Math.max(verified.claimed.until, claimed.until);
+        }
+        verified ??= { outcome: 'verified', label: entry.label, keyId: key.kid, alg: key.alg, covered, labels, claimed };
       } catch (error) {
         if (!(error instanceof SignatureFailure)) throw error;
         labels[i]!.result = error.check;
@@ -104,7 +108,7 @@ export class RequestSignatureVerifier {
     return verified!;
   }
 
-  private check(entry: SignatureEntry, key: VerificationKey, request: SignedRequest, now: number): string[] {
+  private check(entry: SignatureEntry, key: VerificationKey, request: SignedRequest, now: number): { covered: string[]; claimed: ClaimedMarkers } {
     if (entry.alg !== null && entry.alg !== key.alg) {
       throw new SignatureFailure('bad_signature', `${entry.label}: alg ${entry.alg} does not match the key's ${key.alg}`);
     }
@@ -125,10 +129,9 @@ export class RequestSignatureVerifier {
     if (hasBody || names.has('content-digest')) checkContentDigest(request.view.headers['content-digest'], request.body ?? Buffer.alloc(0));
     // Remember it for as long as it could still be accepted: until the window or expiry closes.
     const until = Math.min(entry.created + this.skewSeconds, entry.expires ?? Infinity) * 1000 + 1000;
-    if (!this.replay.claim({ signature: entry.signature, signer: key.signer, nonce: entry.nonce }, until, now)) {
-      throw new SignatureFailure('replay', `${entry.label} was already used (same signature or nonce)`);
-    }
-    return covered;
+    const markers = this.replay.claim({ signature: entry.signature, signer: key.signer, nonce: entry.nonce }, until, now);
+    if (!markers) throw new SignatureFailure('replay', `${entry.label} was already used (same signature or nonce)`);
+    return { covered, claimed: { markers, until } };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { judgeCallerSignature } from '../../core/signatures/caller-signature.ts';
+import { confirmAcrossCluster, judgeCallerSignature } from '../../core/signatures/caller-signature.ts';
 import { coversContentDigest } from '../../core/signatures/request-verifier.ts';
 import type { Services } from '../services.ts';
 import type { ProxyExchange } from './exchange.ts';
@@ -44,7 +44,7 @@ export async function verifySignature(services: Services, ex: ProxyExchange, req
     query: ex.rawQuery,
     headers,
   };
-  const judged = judgeCallerSignature(signatures, principal, { view, body: ex.body, unreadBody: ex.hasBody && ex.body === null });
+  const judged = await confirmAcrossCluster(signatures, judgeCallerSignature(signatures, principal, { view, body: ex.body, unreadBody: ex.hasBody && ex.body === null }));
   ex.signature = judged.facts;
   ex.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;

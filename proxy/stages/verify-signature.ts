@@ -1,4 +1,4 @@
-import { judgeCallerSignature } from '../../core/signatures/caller-signature.ts';
+import { confirmAcrossCluster, judgeCallerSignature } from '../../core/signatures/caller-signature.ts';
 import type { RequestView } from '../../core/signatures/signature-base.ts';
 import type { RequestContext } from '../context.ts';
 import { sessionSigning } from './session-auth.ts';
@@ -11,13 +11,13 @@ import { sessionSigning } from './session-auth.ts';
  * (proxy/stages/session-auth.ts). What the policy sees is set on `ctx.signature`; what the audit
  * entry records, on `ctx.signatureSummary`.
  */
-export function verifySignature(ctx: RequestContext): void {
+export async function verifySignature(ctx: RequestContext): Promise<void> {
   const principal = ctx.principal;
   // Public routes have no caller to sign; an oversized body is refused whole by validation.
   if (!principal || ctx.bodyTooLarge) return;
   const { signatures } = ctx.services;
   const bootstrap = ctx.route?.signatureBootstrap === true && ctx.params.id === principal.keyId;
-  const judged = judgeCallerSignature(signatures, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap, sessionSigning(ctx));
+  const judged = await confirmAcrossCluster(signatures, judgeCallerSignature(signatures, principal, { view: requestView(ctx), body: ctx.rawBody }, bootstrap, sessionSigning(ctx)));
   ctx.signature = judged.facts;
   ctx.signatureSummary = judged.summary;
   if (judged.refusal) throw judged.refusal;
