@@ -1,6 +1,7 @@
 import { GatehouseError } from '../core/errors.ts';
 import type { RequestContext } from './context.ts';
 import type { Reply } from './http/reply.ts';
+import type { RouteDef } from './route.ts';
 import { commitWithAudit } from './stages/audit.ts';
 import { authenticate } from './stages/authenticate.ts';
 import { emit } from './stages/emit.ts';
@@ -88,10 +89,7 @@ async function decide(ctx: RequestContext): Promise<Reply> {
   if (replay) return replay;
   try {
     if (route.readsMemory) await ctx.services.memory.written();
-    ctx.trace?.mark('policy');
-    evaluatePolicy(ctx);
-    ctx.trace?.mark('handler');
-    const reply = await route.handle(ctx);
+    const reply = await judgeAndHandle(ctx, route);
     rememberReply(ctx, reply);
     return reply;
   } catch (error) {
@@ -99,5 +97,35 @@ async function decide(ctx: RequestContext): Promise<Reply> {
     const reply = refuse(ctx, error);
     rememberReply(ctx, reply);
     return reply;
+  }
+}
+
+/**
+ * The policy and handler stages. In cluster mode a record this instance does not hold may have
+ * been written through another instance just before, its commit not applied here yet: the
+ * instance then catches up with the cluster and runs both stages once more, so a caller who had
+ * A's answer finds the record on B. Nothing is written before the audit stage, so running them
+ * again costs only the work.
+ */
+async function judgeAndHandle(ctx: RequestContext, route: RouteDef): Promise<Reply> {
+  try {
+    ctx.trace?.mark('policy');
+    evaluatePolicy(ctx);
+    ctx.trace?.mark('handler');
+    return await route.handle(ctx);
+  } catch (error) {
+    const catchUp = ctx.services.catchUp;
+    if (!catchUp || !(error instanceof GatehouseError) || error.code !== 'not_found') throw error;
+    ctx.checks = [];
+    ctx.writes = [];
+    ctx.events = [];
+    ctx.decision = null;
+    ctx.draft = null;
+    ctx.policyCheck = null;
+    await catchUp().catch((failure: unknown) => {
+      throw new GatehouseError('not_ready', `this instance could not catch up with the cluster to look for it (${(failure as Error).message}); retry`);
+    });
+    evaluatePolicy(ctx);
+    return await route.handle(ctx);
   }
 }

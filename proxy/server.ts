@@ -189,6 +189,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     replayMarks,
     policyDifferences: joined ? () => joined.differences() : null,
     alive: joined ? (node) => joined.alive(node) : null,
+    catchUp: replica ? () => replica.catchUp() : null,
     draining: () => draining,
   }));
   const checkpoints = new AuditCheckpointSigner(store, services.audit, auditKey.key, { ...CHECKPOINT_DEFAULTS, ...config.auditCheckpoints });

@@ -38,6 +38,11 @@ export interface Services {
   policyDifferences(): PolicyDifference[];
   /** In cluster mode, whether instance `node` is alive; on a single node there is no other. */
   alive(node: string): boolean;
+  /**
+   * In cluster mode, resolves once this instance has applied every commit the cluster held when
+   * it was called (core/cluster/replica.ts); null on a single node, which holds every write.
+   */
+  catchUp: (() => Promise<void>) | null;
   keys: KeyRegistry;
   /** Console sessions: API keys exchanged for HttpOnly cookies (docs/console.md). */
   sessions: Sessions;
@@ -109,6 +114,8 @@ export interface ServiceOptions {
   policyDifferences?: (() => PolicyDifference[]) | null;
   /** Cluster mode: whether an instance is alive (its unfinished work is not abandoned). */
   alive?: ((node: string) => boolean) | null;
+  /** Cluster mode: catches up with the commits the cluster holds. */
+  catchUp?: (() => Promise<void>) | null;
   draining(): boolean;
 }
 
@@ -137,6 +144,7 @@ export function buildServices(options: ServiceOptions): Services {
     detach,
     policyDifferences: options.policyDifferences ?? (() => []),
     alive: options.alive ?? (() => false),
+    catchUp: options.catchUp ?? null,
     keys,
     sessions: new Sessions(store, keys),
     audit,

@@ -69,6 +69,24 @@ t.test('a decision created on one instance is read, listed, approved and execute
   t.equal((await call(b.url, 'GET', `/v1/decisions/${created.id}`, { key: creator.key })).json.status, 'executed');
 });
 
+t.test('what A answered is found on B at once, even while B lags: B catches up on a miss', async (t) => {
+  const { a, b, creator, approverB } = await pair(t);
+  // B's copy lags: every commit reaching it is applied 300 ms late, in order, as on a busy host.
+  const store = b.server.services.store;
+  const apply = store.applyReplicated.bind(store);
+  store.applyReplicated = (seq, ops) => void setTimeout(() => apply(seq, ops), 300);
+  const outcomes = await Promise.all(
+    Array.from({ length: 5 }, async () => {
+      const { id } = (await create(a, creator.key, gate(82))).json;
+      const read = await call(b.url, 'GET', `/v1/decisions/${id}`, { key: creator.key });
+      const approved = await call(b.url, 'POST', `/v1/decisions/${id}/approve`, { key: approverB.key, body: {} });
+      return [read.status, approved.status];
+    }),
+  );
+  t.same(outcomes, Array.from({ length: 5 }, () => [200, 200]), 'every read and approval on B found the decision A had just created');
+  t.equal((await call(b.url, 'GET', '/v1/decisions/dec_0000000000000000000000', { key: creator.key })).status, 404, 'what exists nowhere is still 404 after catching up');
+});
+
 t.test('two instances acting on one decision at once: exactly one transition applies, the other gets 409', async (t) => {
   const { a, b, creator, approverA, approverB } = await pair(t);
   for (let i = 0; i < 15; i++) {
