@@ -11,6 +11,8 @@ import { Store } from '../core/store.ts';
 import type { ServerConfig } from '../proxy/server.ts';
 import { call, issueKey, startTestServer, tempDir, type TestServer } from './helpers/gatehouse.ts';
 import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
+import type { Embedder } from '../core/memory/embedder.ts';
+import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { keyPair, signed, type RawRequest } from './helpers/signing.ts';
 import { openStream } from './helpers/stream-client.ts';
@@ -374,4 +376,33 @@ t.test('memory written on either instance is served by both, and an instance res
   const restarted = await startTestServer(t, { policies: engine, adminKey, signatures: 'off', dataDir: a.dataDir, cluster: { servers: nats.urls, namespace, nodeId: 'a' } });
   t.equal((await read(restarted, onB.json.id)).status, 200, 'the restarted instance rebuilt its memory, both instances\' versions included');
   t.equal((await read(restarted, onA.json.id)).json.version, 2);
+});
+
+t.test("a decision's vector is embedded by the instance that wrote it; another takes it from the cluster", async (t) => {
+  const { a, start, creator } = await pair(t);
+  const words = new WordVectorEmbedder();
+  const embedded: string[] = [];
+  const counting: Embedder = { id: words.id, dimensions: words.dimensions, embed: (texts) => (embedded.push(...texts), words.embed(texts)) };
+  const c = await start('c', nats.urls, { embedder: counting });
+  const reader = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ['memory:read'] });
+  const titles = ['Rotate the kestrel certificates', 'Migrate the heron queue', 'Resize the osprey cluster'];
+  const ids: string[] = [];
+  // A decision's memory text is its title and context: the context tells its embedding from C's queries'.
+  for (const title of titles) ids.push((await create(a, creator.key, { title, policy: 'decision-gate-v1', context: 'filed by the night shift' })).json.id);
+  // C finds each by meaning alone once a vector for it is in C's index.
+  const found = async (title: string, id: string) => {
+    const answer = await call(c.url, 'POST', '/v1/memory/query', { key: reader.key, body: { query: title, namespaces: ['decisions'], weights: { semantic: 1, lexical: 0, graph: 0 } } });
+    return answer.status === 200 && answer.json.results.some((r: { key: string; scores: { semantic: number } }) => r.key === id && r.scores.semantic > 0);
+  };
+  for (const [i, title] of titles.entries()) {
+    let ok = false;
+    for (let tries = 0; tries < 100 && !ok; tries++) {
+      ok = await found(title, ids[i]!);
+      if (!ok) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    t.ok(ok, `C finds "${title}" by its vector`);
+  }
+  // Past the grace C would wait before embedding a version whose vector never came.
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  t.same(embedded.filter((text) => text.includes('night shift')), [], 'C embedded none of them: their vectors came from A');
 });

@@ -11,7 +11,7 @@ import type { MemoryItem } from './item.ts';
  */
 type VersionKey = [Env, string, number];
 
-interface StoredVector {
+export interface StoredVector {
   model: string;
   /** Float32 little-endian components. */
   vector: Uint8Array;
@@ -21,6 +21,14 @@ const LAST_VERSION = Number.MAX_SAFE_INTEGER;
 
 /** Where memory's versions are stored: cluster mode reads other instances' from commits (core/memory/memory.ts). */
 export const ITEMS_DATABASE = 'memory-items';
+export const VECTORS_DATABASE = 'memory-vectors';
+
+/** A stored vector's components, when `stored` is a vector of `model`. */
+export function vectorOf(stored: StoredVector | undefined, model: string): Float32Array | undefined {
+  if (!stored || stored.model !== model) return undefined;
+  // Copy: the stored bytes need not be 4-byte aligned.
+  return new Float32Array(new Uint8Array(stored.vector).buffer);
+}
 
 export class MemoryItemStore {
   private readonly items: Database<MemoryItem, VersionKey>;
@@ -28,7 +36,7 @@ export class MemoryItemStore {
 
   constructor(store: Store) {
     this.items = store.database<MemoryItem, VersionKey>(ITEMS_DATABASE);
-    this.vectors = store.database<StoredVector, VersionKey>('memory-vectors');
+    this.vectors = store.database<StoredVector, VersionKey>(VECTORS_DATABASE);
   }
 
   get(env: Env, id: string, version: number): MemoryItem | undefined {
@@ -56,10 +64,7 @@ export class MemoryItemStore {
   }
 
   vector(item: Pick<MemoryItem, 'env' | 'id' | 'version'>, model: string): Float32Array | undefined {
-    const stored = this.vectors.get([item.env, item.id, item.version]);
-    if (!stored || stored.model !== model) return undefined;
-    // Copy: the stored bytes need not be 4-byte aligned.
-    return new Float32Array(new Uint8Array(stored.vector).buffer);
+    return vectorOf(this.vectors.get([item.env, item.id, item.version]), model);
   }
 
   putVector(item: Pick<MemoryItem, 'env' | 'id' | 'version'>, model: string, vector: Float32Array): void {

@@ -7,7 +7,7 @@ import type { Store } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
-import { ITEMS_DATABASE, MemoryItemStore } from './item-store.ts';
+import { ITEMS_DATABASE, MemoryItemStore, VECTORS_DATABASE, vectorOf, type StoredVector } from './item-store.ts';
 import { lexicalTokens, MemorySpace } from './space.ts';
 import { VectorBackfill } from './vector-backfill.ts';
 import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
@@ -52,6 +52,12 @@ export interface MemoryListPage {
 }
 
 export const LIST_LIMITS = { defaultLimit: 50, maxLimit: 200 };
+
+/**
+ * How long an instance waits for another instance's vector of a version it learned (see
+ * `learn`) before embedding it itself: the writer's backfill commits within tens of ms.
+ */
+const REMOTE_VECTOR_GRACE_MS = 2_000;
 
 function encodeListCursor(position: number): string {
   return Buffer.from(JSON.stringify({ after: position })).toString('base64url');
@@ -130,17 +136,29 @@ export class Memory {
 
   /**
    * Cluster mode: adds the versions another instance wrote (applied to LMDB by the commit `ops`)
-   * to the query side, with their stored vectors, so every instance answers for every item.
+   * to the query side, with their vectors, so every instance answers for every item. A version
+   * written without a vector (a decision's) gets it from its writer's backfill, which arrives as
+   * a later commit; this instance embeds it only if that has not come after REMOTE_VECTOR_GRACE_MS
+   * (its writer stopped, say), instead of every instance embedding every item.
    */
   private learn(ops: readonly WriteOp[]): void {
     for (const op of ops) {
-      if (op[0] !== ITEMS_DATABASE || op.length !== 3) continue;
+      if (op.length !== 3) continue;
+      if (op[0] === VECTORS_DATABASE) {
+        const [env, id, version] = op[1] as [Env, string, number];
+        const space = this.spaces[env];
+        const doc = space?.docOf(id, version);
+        const vector = doc === undefined ? undefined : vectorOf(decodeValue(op[2]) as StoredVector, this.embedder.id);
+        if (doc !== undefined && vector && !space!.vectors.has(doc)) space!.vectors.set(doc, vector);
+        continue;
+      }
+      if (op[0] !== ITEMS_DATABASE) continue;
       const item = decodeValue(op[2]) as MemoryItem;
       const space = this.spaces[item.env];
       if ((space.latestVersion(item.id) ?? 0) >= item.version) continue;
       const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
       const doc = space.add(item, vector);
-      if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
+      if (!vector && !item.tombstone) this.backfill.enqueueUnlessArrived({ item, space, doc }, REMOTE_VECTOR_GRACE_MS);
     }
   }
 

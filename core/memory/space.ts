@@ -98,6 +98,11 @@ export class MemorySpace {
     return undefined;
   }
 
+  /** The document holding version `version` of item `id`, if it was added. */
+  docOf(id: string, version: number): number | undefined {
+    return this.byId.get(id)?.find((doc) => this.docs[doc]!.version === version);
+  }
+
   /** Every version's document of item `id` up to `revision`, oldest first. */
   history(id: string, revision: number): number[] {
     return (this.byId.get(id) ?? []).filter((doc) => doc < revision);

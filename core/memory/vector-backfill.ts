@@ -31,6 +31,8 @@ export class VectorBackfill {
   private running: Promise<void> | null = null;
   private retry: NodeJS.Timeout | null = null;
   private window: NodeJS.Timeout | null = null;
+  /** Entries waiting out their grace (see `enqueueUnlessArrived`). */
+  private readonly graces = new Set<NodeJS.Timeout>();
   private stopped = false;
 
   constructor(
@@ -48,6 +50,19 @@ export class VectorBackfill {
     if (!this.running && !this.retry && !this.window && !this.stopped) this.window = setTimeout(() => this.start(), WINDOW_MS).unref();
   }
 
+  /**
+   * Queues `entry` after `graceMs`, unless its vector has arrived by then (another instance
+   * embedded it and its commit was applied here).
+   */
+  enqueueUnlessArrived(entry: Pending, graceMs: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.graces.delete(timer);
+      if (!entry.space.vectors.has(entry.doc)) this.enqueue(entry);
+    }, graceMs).unref();
+    this.graces.add(timer);
+  }
+
   /** Resolves once every queued item has its vector (or the last attempt failed); starts a waiting batch at once. */
   async idle(): Promise<void> {
     if (this.window) this.start();
@@ -57,7 +72,8 @@ export class VectorBackfill {
   /** Finishes the batch in progress and stops; what is left is picked up at the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of [this.retry, this.window]) if (timer) clearTimeout(timer);
+    for (const timer of [this.retry, this.window, ...this.graces]) if (timer) clearTimeout(timer);
+    this.graces.clear();
     this.retry = null;
     this.window = null;
     await this.running;
