@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
+import { sweepExpired } from './expiry-sweep.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -87,6 +88,8 @@ export class IdempotencyStore {
    * for longer) cannot both commit.
    */
   checkUnanswered(key: IdempotencyKey, now = Date.now()): void {
+    // A single node holds its claims in memory: no second request for the key got this far.
+    if (!this.shared) return;
     if (this.answered(key, now)) throw new GatehouseError('idempotency_in_flight', 'a request with this Idempotency-Key was answered meanwhile; retry to get its reply');
   }
 
@@ -105,11 +108,8 @@ export class IdempotencyStore {
     if (this.inFlight.delete(memo)) this.shared?.release(memo);
   }
 
-  /** Deletes expired records; returns how many. */
-  async purgeExpired(store: Store, now = Date.now()): Promise<number> {
-    const expired: IdempotencyKey[] = [];
-    for (const { key, value } of this.db.getRange()) if (value.expiresAt <= now) expired.push(key);
-    if (expired.length) await store.commit(() => expired.forEach((key) => this.db.remove(key)));
-    return expired.length;
+  /** Deletes expired records, a chunk per event-loop turn; resolves to how many. */
+  purgeExpired(store: Store, now = Date.now()): Promise<number> {
+    return sweepExpired(store, this.db, (record) => record.expiresAt <= now);
   }
 }

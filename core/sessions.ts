@@ -8,6 +8,7 @@ import type { Principal } from './principal.ts';
 import { SessionCodes } from './session-codes.ts';
 import { assertStillAuthorised, sessionSigningKey, type SessionSigningKey } from './session-signing-keys.ts';
 import type { SigningKeyRegistry } from './signing-keys.ts';
+import { sweepExpired } from './expiry-sweep.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -134,16 +135,7 @@ export class Sessions {
 
   /** Removes the sessions that have ended and the codes that have expired; returns how many. */
   async purgeExpired(now = Date.now()): Promise<number> {
-    const sessions: string[] = [];
-    for (const { key, value } of this.db.getRange()) if (Math.min(value.idleExpiresAt, value.expiresAt) <= now) sessions.push(key);
-    const codes: string[] = [];
-    for (const { key, value } of this.codes.db.getRange()) if (value.expiresAt <= now) codes.push(key);
-    if (sessions.length || codes.length) {
-      await this.store.commit(() => {
-        sessions.forEach((key) => this.db.remove(key));
-        codes.forEach((key) => this.codes.db.remove(key));
-      });
-    }
-    return sessions.length + codes.length;
+    const sessions = await sweepExpired(this.store, this.db, (session) => Math.min(session.idleExpiresAt, session.expiresAt) <= now);
+    return sessions + (await sweepExpired(this.store, this.codes.db, (code) => code.expiresAt <= now));
   }
 }

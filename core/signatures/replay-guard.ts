@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
+import { sweepExpired } from '../expiry-sweep.ts';
 import type { Store } from '../store.ts';
 
 /**
@@ -66,11 +67,8 @@ export class ReplayGuard {
     return markers;
   }
 
-  /** Deletes markers that have expired; returns how many. */
-  async purgeExpired(store: Store, now = Date.now()): Promise<number> {
-    const expired: string[] = [];
-    for (const { key, value } of this.seen.getRange()) if (value <= now) expired.push(key);
-    if (expired.length) await store.commit(() => expired.forEach((key) => this.seen.remove(key)));
-    return expired.length;
+  /** Deletes markers that have expired, a chunk per event-loop turn; resolves to how many. */
+  purgeExpired(store: Store, now = Date.now()): Promise<number> {
+    return sweepExpired(store, this.seen, (until) => until <= now);
   }
 }
