@@ -66,6 +66,8 @@ export interface ServerConfig {
   /** Recorded refusals of unauthenticated callers per client address (core/unauthenticated-throttle.ts). */
   unauthenticatedLimit?: RateLimit;
   durability?: 'commit' | 'flush';
+  /** How long a commit waits for others to join its transaction, in ms (core/store.ts; default 0). */
+  commitWindowMs?: number;
   /** Cluster mode (docs/cluster.md): the NATS cluster whose commit stream this instance shares. */
   cluster?: ClusterOptions;
   /** The audit checkpoint signing key's file (docs/security.md); `audit-signing-key.pem` in the data directory when unset. */
@@ -146,7 +148,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
   if (auditKey.generated) log.info({ path: auditKey.key.path }, 'generated the audit checkpoint signing key');
   const tracing = await Tracing.fromEnv();
-  const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit' });
+  const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit', commitWindowMs: config.commitWindowMs ?? 0 });
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
   let census: PolicyCensus | null = null;
   // Until it listens, a start that fails leaves nothing behind: no cluster reader or connection, no open store.

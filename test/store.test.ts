@@ -1,4 +1,5 @@
 import t from 'tap';
+import { settings } from '../cli/commands/serve.ts';
 import { Store } from '../core/store.ts';
 import { tempDir } from './helpers/gatehouse.ts';
 
@@ -85,4 +86,36 @@ t.test('afterCommit outside a transaction is a programming error', async (t) => 
   const store = Store.open({ dataDir: tempDir(t) });
   t.teardown(() => store.close());
   t.throws(() => store.afterCommit(() => {}), /only valid inside store.commit/);
+});
+
+t.test('a commit window lets commits made within it share one transaction', async (t) => {
+  const lastTxn = (store: Store) => (store.root.getStats() as { lastTxnId: number }).lastTxnId;
+  const twoCommits = async (store: Store) => {
+    const db = store.database<number, string>('window');
+    const before = lastTxn(store);
+    const first = store.commit(() => void db.put('a', 1));
+    // The second arrives 5 ms later: after the end of the first's event-loop turn, within a 50 ms window.
+    const second = new Promise<void>((resolve) => setTimeout(() => resolve(store.commit(() => void db.put('b', 2))), 5));
+    await Promise.all([first, second]);
+    t.same([db.get('a'), db.get('b')], [1, 2], 'both are stored');
+    return lastTxn(store) - before;
+  };
+  const alone = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => alone.close());
+  t.equal(await twoCommits(alone), 2, 'without a window, each commits in its own transaction');
+  const windowed = Store.open({ dataDir: tempDir(t), commitWindowMs: 50 });
+  t.teardown(() => windowed.close());
+  t.equal(await twoCommits(windowed), 1, 'with a 50 ms window, both commit in one');
+});
+
+t.test('gatehouse serve --commit-window and GATEHOUSE_COMMIT_WINDOW', async (t) => {
+  const window = (argv: string[], env: Record<string, string> = {}) => {
+    const parsed = settings(argv, env);
+    return parsed === 'help' ? parsed : parsed.commitWindowMs;
+  };
+  t.equal(window([]), 0, 'none by default');
+  t.equal(window(['--commit-window', '1']), 1);
+  t.equal(window([], { GATEHOUSE_COMMIT_WINDOW: '2' }), 2);
+  t.throws(() => window(['--commit-window=-1']), /--commit-window must be an integer ≥ 0/);
+  t.throws(() => window([], { GATEHOUSE_COMMIT_WINDOW: 'soon' }), /--commit-window must be an integer/);
 });

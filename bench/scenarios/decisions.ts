@@ -93,6 +93,45 @@ async function measureActions(options: ScenarioOptions, rate: number, series: Se
   }
 }
 
+/** A commit window's CPU per decision and p50 at a fixed rate (see `measureCommitWindow`). */
+interface WindowRun {
+  windowMs: number;
+  cpuUsPerRequest: number;
+  p50Ms: number;
+}
+
+/**
+ * What letting requests share a transaction at low rates (`--commit-window`, core/store.ts)
+ * saves in CPU and costs in latency: fresh instances with no window and with 1 ms, in turns
+ * (two rounds), creating decisions at a fixed `rate`; each a fresh start, so that neither is
+ * measured warmer than the other.
+ */
+async function measureCommitWindow(options: ScenarioOptions, rate: number): Promise<WindowRun[]> {
+  const runs: WindowRun[] = [];
+  for (let round = 0; round < 2; round++) {
+    for (const windowMs of [0, 1]) {
+      const gatehouse = await startScenarioGatehouse(options.workDir, { scopes: ['decisions:write'] }, { commitWindowMs: windowMs });
+      try {
+        const load = await runLoad({
+          url: `${gatehouse.url}/v1/decisions`,
+          headers: { ...gatehouse.auth, 'content-type': 'application/json' },
+          body: DECISION_BODY,
+          rate,
+          durationS: options.durationS,
+          warmupS: options.warmupS,
+          connections: options.connections,
+          serverPid: process.pid,
+        });
+        options.progress(describeLoad(`gatehouse, commit window ${windowMs} ms (round ${round + 1})`, rate, load));
+        if (load.serverCpuUsPerRequest) runs.push({ windowMs, cpuUsPerRequest: load.serverCpuUsPerRequest, p50Ms: load.latencyMs.p50 });
+      } finally {
+        await gatehouse.stop();
+      }
+    }
+  }
+  return runs;
+}
+
 async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<LoadTarget> {
   const server = await start(sample);
   return { name, baseline: true, url: `${server.origin}/v1/decisions`, headers: { 'content-type': 'application/json' }, cpuPid: process.pid, stop: () => server.close() };
@@ -145,7 +184,11 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const { target: gatehouse, sample } = await startGatehouse(options.workDir);
   await measure(gatehouse);
   const actionRate = options.rates.includes(1000) ? 1000 : Math.min(...options.rates);
-  if (Number.isFinite(actionRate)) await measureActions(options, actionRate, series);
+  let windowRuns: WindowRun[] = [];
+  if (Number.isFinite(actionRate)) {
+    await measureActions(options, actionRate, series);
+    windowRuns = await measureCommitWindow(options, actionRate);
+  }
   await measure(await baseline('raw-uws', startRawUws, sample));
   await measure(await baseline('node-http', startNodeHttp, sample));
   options.progress('starting the governed floor');
@@ -168,6 +211,14 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   for (const action of ['approve', 'execute']) {
     const acted = series.find((s) => s.target === `gatehouse-${action}`);
     if (acted?.cpuUsPerRequest && created?.cpuUsPerRequest) actionRatios[`actionCpuRatioCreate.${action}`] = ratio(acted.cpuUsPerRequest, created.cpuUsPerRequest);
+  }
+  const mean = (windowMs: number, of: (run: WindowRun) => number) => {
+    const picked = windowRuns.filter((run) => run.windowMs === windowMs).map(of);
+    return picked.reduce((sum, value) => sum + value, 0) / Math.max(picked.length, 1);
+  };
+  if (windowRuns.some((run) => run.windowMs === 1) && windowRuns.some((run) => run.windowMs === 0)) {
+    actionRatios['commitWindow1ms.cpuRatio'] = ratio(mean(1, (run) => run.cpuUsPerRequest), mean(0, (run) => run.cpuUsPerRequest));
+    actionRatios['commitWindow1ms.p50AddedMs'] = Math.round((mean(1, (run) => run.p50Ms) - mean(0, (run) => run.p50Ms)) * 1000) / 1000;
   }
   return {
     scenario: 'decisions',
@@ -192,6 +243,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       'cerbos: Cerbos PDP in a child process (GOMAXPROCS=1, pinned to no core, like the rest), POST /api/check/resources asking decision-gate-v1\'s create question restated as a Cerbos resource policy (CEL on request.resource.attr: the same decision as attributes), its decision log on in the local BadgerDB backend; it authenticates no one and stores no decision. maxThroughputRatioCerbos is Gatehouse\'s maximum over Cerbos\'s.',
       'cpuUsPerRequest (per series) is the server process\'s CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness\'s process, one at a time with the others stopped, so its CPU over a target\'s phase is that target\'s; Cerbos\'s is its own process\'s. cpuPerRequestRatioFloor.<run> is Gatehouse\'s over the floor\'s in the same run, p99RatioFloor.<run> the same for p99 latency at a fixed rate.',
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
+      `Commit window: fresh Gatehouse instances without and with a 1 ms commit window (--commit-window 1), in turns, two rounds, creating decisions at ${actionRate}/s; commitWindow1ms.cpuRatio is the mean server CPU per decision with the window over the mean without, commitWindow1ms.p50AddedMs the p50 it adds (means of the two rounds).`,
       `gatehouse-approve and gatehouse-execute: POST /v1/decisions/{id}/approve, then …/execute, at ${actionRate}/s (1,000/s when the run has that rate), each request on a decision of its own that another key created beforehand with a risk score decision-gate-v1 holds for a human; a reviewer key approves and executes. actionCpuRatioCreate.<action> is its server CPU per request over creation's at the same rate in the same run.`,
     ],
     profiles,
