@@ -125,6 +125,8 @@ t.test('a short run writes results, summary and charts; an impossible target fai
     [
       ['gatehouse', 'max', null, false],
       ['gatehouse', 'rate', 1000, false],
+      ['gatehouse-approve', 'rate', 1000, false],
+      ['gatehouse-execute', 'rate', 1000, false],
       ['raw-uws', 'max', null, true],
       ['raw-uws', 'rate', 1000, true],
       ['node-http', 'max', null, true],
@@ -148,6 +150,9 @@ t.test('a short run writes results, summary and charts; an impossible target fai
   t.ok(floorMax.machineBusy > 0 && floorMax.machineBusy <= 1, `the machine's busy share was read: ${floorMax.machineBusy}`);
   t.ok(decisions.metrics.floorAllCoresBoundRatio >= decisions.metrics.floorThroughputRatio, 'the all-cores bound is at least the floor');
   t.type(decisions.metrics['gatehouse.rate1000.p99Ms'], 'number');
+  t.type(decisions.metrics['actionCpuRatioCreate.approve'], 'number', 'approve measured against creation');
+  t.type(decisions.metrics['actionCpuRatioCreate.execute'], 'number', 'execute measured against creation');
+  t.type(decisions.metrics['commitWindow1ms.cpuRatio'], 'number', 'the commit window measured against none');
 
   const summary = JSON.parse(await readFile(path.join(out, 'summary.json'), 'utf8'));
   t.same(summary.scenarios.map((s: { scenario: string }) => s.scenario), ['policy', 'decisions']);

@@ -42,6 +42,8 @@ export class Replica implements CommitReplication {
   ) {
     this.claims = new ClusterClaims(link, this);
     this.deliveries = new ClusterDeliveries(link, this);
+    // Whatever applies a commit wakes those waiting for it, not only the next message to arrive.
+    store.onReplicated(() => this.wake());
   }
 
   /**
