@@ -205,6 +205,8 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
     const floor = series.find((f) => f.target === 'governed-floor' && f.mode === s.mode && f.rate === s.rate);
     if (s.cpuUsPerRequest && floor?.cpuUsPerRequest) floorRatios[`cpuPerRequestRatioFloor.${runName(s)}`] = ratio(s.cpuUsPerRequest, floor.cpuUsPerRequest);
     if (s.mode === 'rate' && floor) floorRatios[`p99RatioFloor.${runName(s)}`] = ratio(s.latencyMs.p99, floor.latencyMs.p99);
+    // What share of the offered rate was answered in the phase: a backlog served in the drain after it leaves nothing unsent, yet was not kept up with.
+    if (s.mode === 'rate' && s.rate) floorRatios[`sustained.${runName(s)}`] = ratio(s.throughput, s.rate);
   }
   const actionRatios: Record<string, number> = {};
   const created = series.find((s) => s.target === 'gatehouse' && s.mode === 'rate' && s.rate === actionRate);
