@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { inChunks } from './chunked-scan.ts';
 import type { DecisionRecord } from './decision.ts';
 import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
@@ -52,8 +52,6 @@ type TallyKey = [Env, string, string, string, string];
  */
 export const LIST_SCAN_LIMIT = 5_000;
 
-/** A count by title reads this many decisions per event-loop turn, so other requests go on between. */
-const COUNT_SCAN_CHUNK = 2_000;
 
 /**
  * How many decisions a selection lists (`total`), and for each facet how many each of its values
@@ -222,17 +220,9 @@ export class DecisionStore {
       return counts;
     }
     const needle = selection.q.toLowerCase();
-    let after = '';
-    for (;;) {
-      let read = 0;
-      for (const { value } of this.db.getRange({ start: [env, after], end: [env, '\uffff'], limit: COUNT_SCAN_CHUNK })) {
-        read++;
-        if (value.id === after) continue;
-        after = value.id;
-        if (value.title.toLowerCase().includes(needle)) addCounts(counts, value, selection, 1);
-      }
-      if (read < COUNT_SCAN_CHUNK) return counts;
-      await nextTurn();
+    for await (const entries of inChunks(this.db, { start: [env, ''], end: [env, '\uffff'] })) {
+      for (const { value } of entries) if (value.title.toLowerCase().includes(needle)) addCounts(counts, value, selection, 1);
     }
+    return counts;
   }
 }

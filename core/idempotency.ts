@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
-import { sweepExpired } from './expiry-sweep.ts';
+import { sweepExpired } from './chunked-scan.ts';
 import type { Store } from './store.ts';
 
 /**

@@ -8,7 +8,7 @@ import type { Principal } from './principal.ts';
 import { SessionCodes } from './session-codes.ts';
 import { assertStillAuthorised, sessionSigningKey, type SessionSigningKey } from './session-signing-keys.ts';
 import type { SigningKeyRegistry } from './signing-keys.ts';
-import { sweepExpired } from './expiry-sweep.ts';
+import { sweepExpired } from './chunked-scan.ts';
 import type { Store } from './store.ts';
 
 /**

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { sweepExpired } from '../core/expiry-sweep.ts';
+import { sweepExpired } from '../core/chunked-scan.ts';
 import { IdempotencyStore } from '../core/idempotency.ts';
 import { Store } from '../core/store.ts';
 import { tempDir } from './helpers/gatehouse.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
-import { sweepExpired } from '../expiry-sweep.ts';
+import { sweepExpired } from '../chunked-scan.ts';
 import type { Store } from '../store.ts';
 
 /**
