@@ -39,6 +39,21 @@ export const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
 /** How long an idempotency key stays claimed by a request in flight on some instance. */
 export const IN_FLIGHT_TTL_MS = 60_000;
 
+/**
+ * Creates `key` in `kv` unless it exists: the compare-and-set that lets only one instance win a
+ * claim. Resolves to true when this call created it, false when it existed; rejects when the
+ * cluster could not answer.
+ */
+export async function createFirst(kv: KV, key: string, value: string): Promise<boolean> {
+  try {
+    await kv.create(key, value);
+    return true;
+  } catch (error) {
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) return false;
+    throw error;
+  }
+}
+
 const NAMESPACE_SHAPE = /^[A-Za-z0-9_-]{1,32}$/;
 
 /**

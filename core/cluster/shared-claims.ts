@@ -1,9 +1,8 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { sha256Hex } from '../canonical-json.ts';
 import { GatehouseError } from '../errors.ts';
 import type { SharedClaims } from '../idempotency.ts';
 import { log } from '../log.ts';
-import type { ClusterLink } from './cluster-link.ts';
+import { createFirst, type ClusterLink } from './cluster-link.ts';
 import type { Replica } from './replica.ts';
 
 /**
@@ -19,13 +18,9 @@ export class ClusterClaims implements SharedClaims {
   ) {}
 
   async claim(id: string): Promise<boolean> {
-    try {
-      await this.link.inFlight.create(sha256Hex(id), this.link.nodeId);
-      return true;
-    } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) return false;
+    return createFirst(this.link.inFlight, sha256Hex(id), this.link.nodeId).catch((error: unknown) => {
       throw new GatehouseError('not_ready', `the cluster could not register the Idempotency-Key (${(error as Error).message})`);
-    }
+    });
   }
 
   release(id: string): void {

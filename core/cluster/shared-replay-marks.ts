@@ -1,9 +1,8 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { sha256Hex } from '../canonical-json.ts';
 import { log } from '../log.ts';
 import type { SharedReplayMarks } from '../signatures/replay-guard.ts';
-import type { ClusterLink } from './cluster-link.ts';
+import { createFirst, type ClusterLink } from './cluster-link.ts';
 
 /**
  * Signature replay markers across the cluster (core/signatures/replay-guard.ts): a key-value
@@ -30,15 +29,7 @@ export class ClusterReplayMarks implements SharedReplayMarks {
   }
 
   async claim(markers: string[], until: number): Promise<boolean> {
-    const value = String(until);
-    const outcomes = await Promise.allSettled(markers.map((marker) => this.kv.create(sha256Hex(marker), value)));
-    let fresh = true;
-    for (const outcome of outcomes) {
-      if (outcome.status === 'fulfilled') continue;
-      const error = outcome.reason as unknown;
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) fresh = false;
-      else throw error;
-    }
-    return fresh;
+    const created = await Promise.all(markers.map((marker) => createFirst(this.kv, sha256Hex(marker), String(until))));
+    return created.every(Boolean);
   }
 }
