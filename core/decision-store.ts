@@ -131,8 +131,8 @@ export class DecisionStore {
   /** Stores a decision and moves it to its state's tally; call inside `store.commit`. */
   write(record: DecisionRecord): void {
     const key: [Env, string] = [record.env, record.id];
-    // Most writes create: a check for the key costs less than reading back a record.
-    const previous = this.db.doesExist(key) ? this.db.get(key) : undefined;
+    // A creation finds nothing (no value to decode); a transition reads the record it replaces.
+    const previous = this.db.get(key);
     this.db.put(key, record);
     const before = previous && tallyKey(previous);
     const after = tallyKey(record);
