@@ -384,7 +384,8 @@ t.test("a decision's vector is embedded by the instance that wrote it; another t
   const embedded: string[] = [];
   const counting: Embedder = { id: words.id, dimensions: words.dimensions, embed: (texts) => (embedded.push(...texts), words.embed(texts)) };
   const c = await start('c', nats.urls, { embedder: counting });
-  const reader = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ['memory:read'] });
+  // Issued on C: the admin's requests are now signed with the key C registered at its start, which A may not hold yet.
+  const reader = await issueKey(c.url, c.admin, { env: 'sandbox', scopes: ['memory:read'] });
   const titles = ['Rotate the kestrel certificates', 'Migrate the heron queue', 'Resize the osprey cluster'];
   const ids: string[] = [];
   // A decision's memory text is its title and context: the context tells its embedding from C's queries'.
