@@ -39,6 +39,9 @@ async function pair(t: Test, extra: Partial<ServerConfig> = {}) {
     startTestServer(t, { policies: engine, adminKey, signatures: 'off', cluster: { servers, namespace, nodeId }, ...extra, ...own });
   const a = await start('a', nats.urls);
   const b = await start('b', nats.urls);
+  // The admin's requests are now signed with the key B registered at its start: A holds it once
+  // B's commit is applied there.
+  for (let i = 0; i < 250 && (await call(a.url, 'GET', '/v1/keys', { key: adminKey })).status === 401; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   const creator = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ALL, name: 'creator' });
   const approverA = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ALL, name: 'approver-a', roles: ['finance-approver'] });
   const approverB = await issueKey(b.url, b.admin, { env: 'sandbox', scopes: ALL, name: 'approver-b', roles: ['cfo'] });
