@@ -19,8 +19,15 @@ export function heapTop(): usize {
   return top;
 }
 
+/**
+ * Counts heap resets, so that a cache of heap objects (compiled regular expressions) can tell
+ * that they are gone: everything on the heap belongs to the evaluation that allocated it.
+ */
+export let heapEpoch: u32 = 0;
+
 export function heapReset(ptr: usize): void {
   top = ptr;
+  heapEpoch++;
 }
 
 /** Allocates `size` bytes aligned to 8. The memory is not zeroed. */

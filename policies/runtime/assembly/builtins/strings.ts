@@ -5,20 +5,14 @@
 
 import { alloc } from "../heap";
 import {
-  Value, UNDEFINED, TYPE_ARRAY, TYPE_SET, TYPE_NUMBER, NUMBER_INT,
+  Value, UNDEFINED, TYPE_ARRAY, TYPE_SET,
   typeOf, isString, stringValue, stringData, stringLength, booleanValue, intValue,
-  numberKind, numberIntOf, newArray, arrayAppend, collectionLength, collectionItems,
+  numberIntOf, newArray, arrayAppend, collectionLength, collectionItems,
 } from "../value";
 import { emptyString, hasPrefix, hasSuffix, indexOfBytes, substringOf } from "./string-search";
+import { isIntOperand } from "./operands";
 import { output } from "./text-buffer";
 import { byteOffsetOfRune, decodeLastRune, decodeRune, runeCount, runeSize } from "./utf8";
-
-/** An integer operand as OPA's IntOperand takes it: written (or computed) as an integer. */
-// @ts-ignore: decorator
-@inline
-function isIntOperand(v: Value): bool {
-  return typeOf(v) == TYPE_NUMBER && numberKind(v) == NUMBER_INT;
-}
 
 /** The strings of an array or set joined with the delimiter; undefined if any is not a string. */
 export function bi_concat(delimiter: Value, collection: Value): Value {
