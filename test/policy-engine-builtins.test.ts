@@ -86,3 +86,43 @@ t.test('the new builtins answer through the engine as OPA does', async (t) => {
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/secret_paths'), [{ result: doc.secret_paths }], 'so does walk');
   });
 });
+
+const REGEX_POLICY = `package gatehouse.regex.v1
+
+matches := [regex.match(\`^[a-z]+\\d*$\`, "ann42"), regex.match("(?i)^ADMIN$", "admin"), regex.match("^b", "abc")]
+
+valid := [regex.is_valid("a(b|c)*"), regex.is_valid("(a)\\\\1"), regex.is_valid(1)]
+
+found := regex.find_n("[0-9]+", "a1b22c333", 2)
+
+groups := regex.find_all_string_submatch_n("(\\\\w)(\\\\d)?", "a1 b", -1)
+
+replaced := regex.replace("ann@example.com", "(?P<user>\\\\w+)@(\\\\w+)", "\${2}:$user")
+
+parts := regex.split("(\\\\d)", "a1b2c")
+
+split_unicode := regex.split("\\\\s+", "héllo  wörld")
+`;
+
+t.test('a module using the regex builtins answers under a plain loadPolicy, with no builtins of the host', async (t) => {
+  const root = t.testdir({ src: { 'regex-v1.rego': REGEX_POLICY } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const wasm = await readFile(path.join(buildDir, manifest.policies['regex-v1'].module));
+  const plain = await loadPolicy(wasm);
+  const want = {
+    matches: [true, true, false],
+    valid: [true, false, false],
+    found: ['1', '22'],
+    groups: [['a1', 'a', '1'], ['b', 'b', '']],
+    replaced: 'example:ann.com',
+    parts: ['a', 'b', 'c'],
+    split_unicode: ['héllo', 'wörld'],
+  };
+  for (const [rule, result] of Object.entries(want)) {
+    t.same(plain.evaluate({}, `gatehouse/regex/v1/${rule}`), [{ result }], `${rule} inside the module`);
+  }
+  t.same(engine.evaluate('regex-v1', {}).value, want, 'and the same through the engine');
+});

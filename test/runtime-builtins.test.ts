@@ -1,4 +1,5 @@
 import t from 'tap';
+import { RE2JS } from 're2js';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
 
@@ -92,7 +93,8 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode',
+  'base64.decode', 'regex.match', 'regex.is_valid', 'regex.find_n', 'regex.find_all_string_submatch_n',
+  'regex.replace', 'regex.split',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -505,6 +507,164 @@ t.test('json.patch on sets: a member is its own key', async (t) => {
   const nested = set('[[1]]');
   t.equal(dump(callValue('json.patch', nested, json([{ op: 'add', path: [[1], 1], value: 2 }]))), '[[1,2]]', 'into an array held in a set');
   t.equal(dump(doc), '{"foo":["a","b","c"]}', 'the document itself is left as it was');
+});
+
+t.test('regex.match uses RE2 syntax and semantics', async (t) => {
+  t.equal(result('regex.match', json('^a+b$'), json('aaab')), true);
+  t.equal(result('regex.match', json('b'), json('abc')), true, 'unanchored search');
+  t.equal(result('regex.match', json('^b'), json('abc')), false);
+  t.equal(result('regex.match', json('(?i)^admin$'), json('ADMIN')), true);
+  t.equal(result('regex.match', json('(?s)a.b'), json('a\nb')), true);
+  t.equal(result('regex.match', json('a.b'), json('a\nb')), false);
+  t.equal(result('regex.match', json('(?m)^b$'), json('a\nb\nc')), true);
+  t.equal(result('regex.match', json('^b$'), json('a\nb\nc')), false);
+  t.equal(result('regex.match', json('(?i:ab)c'), json('ABc')), true, 'scoped flags');
+  t.equal(result('regex.match', json('^[[:alpha:]]+$'), json('abc')), true, 'POSIX classes');
+  t.equal(result('regex.match', json('^\\pL+$'), json('héllo')), true, 'one-letter Unicode classes');
+  t.equal(result('regex.match', json('^\\Qa.b\\E$'), json('a.b')), true);
+  t.equal(result('regex.match', json('^\\Qa.b\\E$'), json('axb')), false);
+  t.equal(result('regex.match', json('^(?P<user>[a-z]+)@'), json('ann@example.com')), true);
+  t.equal(result('regex.match', json('^x{,3}$'), json('x{,3}')), true, 'an invalid repeat is literal text in RE2');
+  t.equal(result('regex.match', json('\\s'), json('\u000b')), false, '\\s is ASCII whitespace without \\v');
+  t.equal(result('regex.match', json('(?<=a)b'), json('ab')), undefined, 'lookbehind is refused');
+  t.equal(result('regex.match', json('(?=a)'), json('a')), undefined, 'lookahead is refused');
+  t.equal(result('regex.match', json('(a)\\1'), json('aa')), undefined, 'backreferences are refused');
+  t.equal(result('regex.match', json('['), json('a')), undefined, 'invalid pattern');
+  t.equal(result('regex.match', json('a'), json(1)), undefined);
+  t.equal(result('regex.match', json(1), json('a')), undefined);
+});
+
+t.test('regex.match stays fast on patterns that make backtracking engines explode', async (t) => {
+  const started = Date.now();
+  t.equal(result('regex.match', json('^(a+)+$'), json('a'.repeat(5000) + 'b')), false);
+  t.ok(Date.now() - started < 2000, 'linear-time matching');
+});
+
+t.test('regex.split splits like Go regexp.Split(s, -1)', async (t) => {
+  t.same(result('regex.split', json('a'), json('banana')), ['b', 'n', 'n', '']);
+  t.same(result('regex.split', json('(\\d)'), json('a1b2c')), ['a', 'b', 'c'], 'groups are not kept, unlike JavaScript split');
+  t.same(result('regex.split', json('(?i)B'), json('aBcbd')), ['a', 'c', 'd'], 'RE2 flags');
+  t.same(result('regex.split', json('x*'), json('abc')), ['a', 'b', 'c'], 'empty matches between characters');
+  t.same(result('regex.split', json(','), json('a,,b,')), ['a', '', 'b', '']);
+  t.same(result('regex.split', json('^'), json('ab')), ['ab'], 'an empty match at the start adds no piece');
+  t.same(result('regex.split', json('a'), json('')), [''], 'an empty text is one empty piece');
+  t.same(result('regex.split', json(''), json('')), [], 'except for the empty pattern');
+  t.same(result('regex.split', json(''), json('ab')), ['a', 'b']);
+  t.same(result('regex.split', json('\\s+'), json('héllo  wörld')), ['héllo', 'wörld']);
+  t.equal(result('regex.split', json('('), json('a')), undefined, 'invalid pattern');
+  t.equal(result('regex.split', json('(?=a)'), json('a')), undefined, 'RE2 has no lookahead');
+  t.equal(result('regex.split', json(1), json('a')), undefined);
+  t.equal(result('regex.split', json('a'), json(1)), undefined);
+});
+
+t.test('regex.is_valid: whether Go regexp.Compile accepts the pattern', async (t) => {
+  for (const pattern of ['a(b|c)*', '', '(?P<n>x)(?<m>y)', 'x{1000}', '(a{2}){3}', '[[:^alpha:]\\p{Greek}]', '\\Q(\\E', '\\x{10FFFF}', '(?i)(?-i:a)']) {
+    t.equal(result('regex.is_valid', json(pattern)), true, pattern);
+  }
+  for (const pattern of ['(', ')', '[a', 'a**', 'a*+', 'a{2}{3}', '*a', 'x{1001}', '(x{500}){3}', '[z-a]', '\\8', '\\p{Klingon}', '[[:foo:]]', '(?P=n)', '(?<n!>a)', '(?-)', '\\C', '\\x{110000}', 'a\\']) {
+    t.equal(result('regex.is_valid', json(pattern)), false, pattern);
+  }
+  t.equal(result('regex.is_valid', json(1)), false, 'a non-string is not a valid pattern');
+});
+
+t.test('regex.find_n: Go FindAllString(value, n)', async (t) => {
+  t.same(result('regex.find_n', json('[0-9]+'), json('a1b22c333'), json(2)), ['1', '22']);
+  t.same(result('regex.find_n', json('[0-9]+'), json('a1b22c333'), json(-1)), ['1', '22', '333']);
+  t.same(result('regex.find_n', json('[0-9]+'), json('a1'), json(0)), []);
+  t.same(result('regex.find_n', json('[0-9]+'), json('abc'), json(-1)), []);
+  t.same(result('regex.find_n', json('a|ab'), json('ab'), json(-1)), ['a'], 'leftmost-first: the first alternative wins');
+  t.same(result('regex.find_n', json('a*'), json('baaac'), json(-1)), ['', 'aaa', ''], 'no empty match right after a match');
+  t.same(result('regex.find_n', json('a+?'), json('aaa'), json(-1)), ['a', 'a', 'a'], 'lazy');
+  t.same(result('regex.find_n', json('(?U)a+'), json('aaa'), json(-1)), ['a', 'a', 'a'], '(?U) swaps greediness');
+  t.same(result('regex.find_n', json('\\bfoo\\b'), json('foo food foo'), json(-1)), ['foo', 'foo']);
+  t.same(result('regex.find_n', json('(?i)k'), json('kK\u212a'), json(-1)), ['k', 'K', '\u212a'], 'the Kelvin sign folds to k');
+  t.same(result('regex.find_n', json('(?i)ſ+'), json('sSſ'), json(-1)), ['sSſ'], 'so does the long s to s');
+  t.same(result('regex.find_n', json('\\p{Greek}+'), json('αβγ abc'), json(-1)), ['αβγ']);
+  t.same(result('regex.find_n', json('[\\p{Lu}\\d]+'), json('AB12cd'), json(-1)), ['AB12']);
+  t.same(result('regex.find_n', json('\\PL+'), json('ab12cd'), json(-1)), ['12']);
+  t.same(result('regex.find_n', json('\\p{^L}+'), json('ab12cd'), json(-1)), ['12']);
+  t.same(result('regex.find_n', json('\\x{41}\\101\\x41'), json('AAA'), json(-1)), ['AAA'], 'hex and octal escapes');
+  t.equal(result('regex.find_n', json('a'), json('a'), json(1.5)), undefined, 'n must be an integer');
+  t.equal(result('regex.find_n', json('('), json('a'), json(1)), undefined);
+});
+
+t.test('regex.find_all_string_submatch_n: Go FindAllStringSubmatch(value, n)', async (t) => {
+  t.same(result('regex.find_all_string_submatch_n', json('(\\w)(\\d)?'), json('a1 b'), json(-1)), [['a1', 'a', '1'], ['b', 'b', '']], 'a group that did not take part is ""');
+  t.same(result('regex.find_all_string_submatch_n', json('(a+)(b)?'), json('aab ab a'), json(2)), [['aab', 'aa', 'b'], ['ab', 'a', 'b']]);
+  t.same(result('regex.find_all_string_submatch_n', json('(a|ab)(c|bcd)(d*)'), json('abcd'), json(-1)), [['abcd', 'a', 'bcd', '']], 'leftmost-first submatches');
+  t.same(result('regex.find_all_string_submatch_n', json('x'), json('abc'), json(-1)), []);
+  t.equal(result('regex.find_all_string_submatch_n', json('x'), json('abc'), json('1')), undefined);
+});
+
+t.test('regex.replace: Go ReplaceAllString with template expansion', async (t) => {
+  t.equal(result('regex.replace', json('hello world'), json('o(\\w)?'), json('[$1]')), 'hell[] w[r]ld');
+  t.equal(result('regex.replace', json('ab-cd'), json('(?P<x>\\w+)-(\\w+)'), json('${2}_$x')), 'cd_ab');
+  t.equal(result('regex.replace', json('a'), json('a'), json('$$')), '$');
+  t.equal(result('regex.replace', json('ab'), json('(a)(b)'), json('$1x|${1}x|$2')), '|ax|b', '$1x names the group "1x", which does not exist');
+  t.equal(result('regex.replace', json('ab'), json('(a)'), json('[$é]')), '[]b', 'a name is Unicode letters, digits and _');
+  t.equal(result('regex.replace', json('ab'), json('(a)'), json('$01 ${ $')), ' ${ $b', '$01 is the group named "01"; a $ starting no name stays');
+  t.equal(result('regex.replace', json('baaac'), json('a*'), json('-')), '-b-c-');
+  t.equal(result('regex.replace', json('abc'), json('x'), json('y')), 'abc');
+  t.equal(result('regex.replace', json(1), json('a'), json('b')), undefined);
+});
+
+t.test('regular expressions read invalid UTF-8 as U+FFFD of width 1, as Go does', async (t) => {
+  const bytes = (...b: number[]): number => {
+    const text = new Uint8Array([0x22, ...b, 0x22]);
+    const ptr = x.opa_malloc!(text.length);
+    new Uint8Array(memory.buffer).set(text, ptr);
+    return x.opa_json_parse!(ptr, text.length);
+  };
+  t.same(result('regex.find_n', json('.'), bytes(0x61, 0xff, 0x62), json(-1)), ['a', '\ufffd', 'b']);
+  t.equal(result('regex.match', json('^\\x{FFFD}{3}$'), bytes(0xe2, 0x82, 0xff)), true, 'each byte of a broken sequence is one U+FFFD');
+  t.equal(result('regex.match', json('^\\x{FFFD}\\x{FFFD}$'), bytes(0xc3, 0xff)), true);
+  t.same(result('regex.split', json('b'), bytes(0xff, 0x62, 0xfe)), ['\ufffd', '\ufffd']);
+  t.equal(result('regex.match', json('x'), bytes(0x78)), true);
+});
+
+t.test('regex builtins agree with re2js, a port of Go regexp, on generated patterns', async (t) => {
+  // A seeded stream of patterns over the syntax (valid and not) and texts over letters that fold,
+  // compared on whether the pattern compiles, whether it matches, and the first match's groups.
+  // re2js refuses a group name used twice, which Go accepts, so names here are unique.
+  let seed = 20240611;
+  const pick = <T>(items: readonly T[]): T => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return items[seed % items.length]!;
+  };
+  const atoms = ['a', 'b', 'k', '.', '\\d', '\\w', '\\s', '\\W', '[a-c]', '[^ab]', '\\b', '\\B', '^', '$', '(?i:a)', '[[:alpha:]]',
+    '[[:^alpha:]]', '\\pL', '\\p{Greek}', '\\PL', '\\p{^Lu}', 'é', '\\x{3b1}', '(?s:.)', '\\A', '\\z', '[\\d-]', 'K', 'ſ', '\\Q.*\\E',
+    '(?i)', '(?-i)', '(?m)', '(?U)', '\\101', '\\8', '{', 'x{1001}', 'x{,2}', 'a{2}{3}', '**', '(?=a)', '\\1', '[z-a]', '[]a]',
+    '[a-]', '\\x{FFFD}', '\\C', '[[:foo:]]', 'ς', '(?i)σ', 'ǅ', '(?i)ǆ', '\\p{Cn}', '\\pC', '\\p{LC}', '\\p{Any}', '(?i)\\p{Lu}'];
+  const quantifiers = ['', '', '', '*', '+', '?', '*?', '+?', '??', '{2}', '{1,2}', '{0,}', '{2,}?', '{0}'];
+  let names = 0;
+  const pattern = (depth: number): string => {
+    const kind = depth > 2 ? 2 : pick([0, 1, 2, 2, 2, 2]);
+    if (kind === 0) return `${pattern(depth + 1)}|${pattern(depth + 1)}`;
+    if (kind === 1) return `(${pick(['', '?:', `?P<n${names++}>`])}${pattern(depth + 1)})${pick(quantifiers)}`;
+    let s = '';
+    for (let i = pick([1, 2, 3]); i > 0; i--) s += pick(atoms) + pick(quantifiers);
+    return s;
+  };
+  const letters = ['a', 'b', 'k', 'K', '\u212a', 'é', 'α', 'Σ', 'σ', 'ς', 'ǅ', 'ǆ', '\n', ' ', '1', 'ſ', 's', 'A', '\u0378', '日'];
+  let disagreements = 0;
+  for (let i = 0; i < 1500; i++) {
+    const source = pick(['', '', '(?i)', '(?m)']) + pattern(0);
+    let text = '';
+    for (let j = pick([0, 3, 5, 8]); j > 0; j--) text += pick(letters);
+    let re: RE2JS | undefined;
+    try {
+      re = RE2JS.compile(source);
+    } catch {
+      re = undefined;
+    }
+    const want = re && re.matcher(text);
+    const found = want?.find();
+    const groups = want && found ? Array.from({ length: want.groupCount() + 1 }, (_, g) => want.group(g) ?? '') : [];
+    const got = [result('regex.is_valid', json(source)), result('regex.match', json(source), json(text)), result('regex.find_all_string_submatch_n', json(source), json(text), json(1))];
+    const expected = [re !== undefined, re ? found : undefined, re ? (found ? [groups] : []) : undefined];
+    if (JSON.stringify(got) !== JSON.stringify(expected) && disagreements++ < 5) t.same(got, expected, `${JSON.stringify(source)} on ${JSON.stringify(text)}`);
+  }
+  t.equal(disagreements, 0);
 });
 
 t.test('rt_set_of makes a host builtin\'s array a set', async (t) => {

@@ -32,8 +32,9 @@ const host = (arity: number, extra: Partial<BuiltinSpec> = {}): BuiltinSpec => (
  * Builtin names `@open-policy-agent/opa-wasm` answers with its own JavaScript, ahead of the
  * builtins handed to `loadPolicy` (`src/builtins/` of the package: JavaScript regular expressions
  * for `regex.split`, YAML 1.2 for `yaml.*`), so that a module importing them under these names
- * never reaches Gatehouse's implementations. Those Gatehouse implements natively never import
- * anything; the host ones are imported under another name (see `hostImportName`).
+ * never reaches Gatehouse's implementations. Those Gatehouse implements natively (`json.is_valid`,
+ * `sprintf`, `regex.split`) never import anything, so the SDK's versions never answer for them;
+ * the host ones are imported under another name (see `hostImportName`).
  */
 export const SDK_ANSWERED_BUILTINS: ReadonlySet<string> = new Set([
   'json.is_valid',
@@ -107,12 +108,18 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'strings.count': native(2),
   'strings.any_prefix_match': native(2),
   'strings.any_suffix_match': native(2),
+  // RE2 patterns as Go's regexp compiles and matches them (runtime/assembly/regex/).
+  'regex.match': native(2),
+  'regex.is_valid': native(1),
+  'regex.find_n': native(3),
+  'regex.find_all_string_submatch_n': native(3),
+  'regex.replace': native(3),
+  'regex.split': native(2),
   // print(…) statements, rewritten (check/print-calls.ts), and trace(note): output for the host, always true.
   'internal.print': host(1),
   trace: host(1),
   lower: host(1),
   upper: host(1),
-  'regex.match': host(2),
   'glob.match': host(3),
 
   'object.get': native(3),
@@ -163,9 +170,6 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'time.date': host(1),
   'time.clock': host(1),
   'time.diff': host(2),
-  'regex.find_n': host(3),
-  'regex.replace': host(3),
-  'regex.split': host(2),
   'yaml.marshal': host(1),
   'yaml.unmarshal': host(1),
   'yaml.is_valid': host(1),

@@ -9,7 +9,6 @@
  * `strict-builtin-errors`, operands of the wrong type or invalid patterns make the call undefined
  * (the function returns `undefined`) rather than failing the evaluation.
  */
-import { RE2JS } from 're2js';
 import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrContains } from './builtins/cidr.ts';
@@ -17,7 +16,6 @@ import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
 import { goToLower, goToUpper } from './builtins/go-case.ts';
-import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
 import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
@@ -32,47 +30,9 @@ export type HostBuiltin = (...args: any[]) => unknown;
 const PATTERN_CACHE_SIZE = 100;
 
 /** A compiled pattern, or null for one that does not compile (remembered so it is not retried). */
-const regexCache = new BoundedCache<string, RE2JS | null>(PATTERN_CACHE_SIZE);
 const globCache = new BoundedCache<string, RegExp | null>(PATTERN_CACHE_SIZE);
 
 const isString = (v: unknown): v is string => typeof v === 'string';
-
-/**
- * `regex.match(pattern, value)`: whether `value` contains a match of the RE2 pattern.
- *
- * Patterns are compiled by re2js, a port of RE2 itself, so the syntax is exactly Go's: flag
- * groups such as `(?i)`, `(?s)`, `(?m)` (leading or scoped), `\pL`, `[[:alpha:]]`, `\Q…\E`; and
- * what RE2 refuses (lookaround, backreferences) is refused here too — the call is undefined.
- * RE2 matches in linear time, so no pattern or input can stall the request path.
- */
-function regexMatch(pattern: unknown, value: unknown): boolean | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(value) ? re.test(value) : undefined;
-}
-
-/** The compiled RE2 pattern, or undefined for an operand that is not a string or not a valid pattern. */
-function compiledRegex(pattern: unknown): RE2JS | undefined {
-  if (!isString(pattern)) return undefined;
-  const re = regexCache.getOrCreate(pattern, () => {
-    try {
-      return RE2JS.compile(pattern);
-    } catch {
-      return null;
-    }
-  });
-  return re ?? undefined;
-}
-
-/** `regex.find_n(pattern, value, n)` and `regex.replace(s, pattern, value)`, as Go's regexp does them. */
-function regexFindNBuiltin(pattern: unknown, value: unknown, n: unknown): string[] | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(value) && Number.isInteger(n) ? regexFindN(re, value, n as number) : undefined;
-}
-
-function regexReplaceBuiltin(s: unknown, pattern: unknown, value: unknown): string | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(s) && isString(value) ? regexReplace(re, s, value) : undefined;
-}
 
 /**
  * `glob.match(pattern, delimiters, match)`. `delimiters` null means none; an empty array means
@@ -197,12 +157,6 @@ function uuidRfc4122(k: unknown): string {
   return uuid;
 }
 
-/** `regex.split(pattern, value)`: Go's `Split(value, -1)` on an RE2 pattern. */
-function regexSplitBuiltin(pattern: unknown, value: unknown): string[] | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(value) ? regexSplit(re, value) : undefined;
-}
-
 /** `yaml.unmarshal(s)` as JSON text, so that integers stay exact. */
 function yamlUnmarshalBuiltin(s: unknown): ArrayBuffer | undefined {
   const json = isString(s) ? yamlUnmarshal(s) : undefined;
@@ -268,9 +222,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   trace,
   lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
   upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
-  'regex.match': regexMatch,
-  'regex.find_n': regexFindNBuiltin,
-  'regex.replace': regexReplaceBuiltin,
   'glob.match': globMatch,
   'time.now_ns': timeNowNs,
   'time.parse_rfc3339_ns': timeParseRfc3339Ns,
@@ -303,7 +254,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   },
   'net.cidr_contains': netCidrContains,
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
-  'regex.split': regexSplitBuiltin,
   'yaml.marshal': yamlMarshal,
   'yaml.unmarshal': yamlUnmarshalBuiltin,
   'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
