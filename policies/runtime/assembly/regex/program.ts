@@ -61,10 +61,13 @@ function emitNode(prog: Program, node: Node): void {
     case OP_EMPTY:
       return;
     case OP_CHARS: {
+      // The copies of a repeated class share one set of ranges: `\pL{1000}` holds its ranges once.
       const ranges = node.chars!.ranges;
-      const at = prog.ranges.length;
-      for (let i = 0; i < ranges.length; i++) prog.ranges.push(ranges[i]);
-      prog.emit(INST_CHARS, prog.length + 1, at, ranges.length >> 1);
+      if (node.rangesAt < 0) {
+        node.rangesAt = prog.ranges.length;
+        for (let i = 0; i < ranges.length; i++) prog.ranges.push(ranges[i]);
+      }
+      prog.emit(INST_CHARS, prog.length + 1, node.rangesAt, ranges.length >> 1);
       return;
     }
     case OP_ASSERT:

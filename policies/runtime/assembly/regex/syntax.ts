@@ -48,6 +48,8 @@ const MAX_DEPTH: i32 = 1000;
 export class Node {
   subs: Array<Node> = new Array<Node>();
   chars: RuneClass | null = null;
+  /** Where the program holds `chars`' ranges once compiled (program.ts), or -1. */
+  rangesAt: i32 = -1;
   assertion: i32 = 0;
   cap: i32 = 0;
   min: i32 = 0;
