@@ -540,6 +540,12 @@ t.test('regex.match stays fast on patterns that make backtracking engines explod
   t.ok(Date.now() - started < 2000, 'linear-time matching');
 });
 
+t.test('a repeated class is held once: \\pL{1000} compiles in little memory', async (t) => {
+  const before = x.opa_heap_ptr_get!();
+  t.equal(result('regex.match', json('^\\pL{1000}$'), json('é'.repeat(1000))), true);
+  t.ok(x.opa_heap_ptr_get!() - before < 1 << 20, 'under 1 MiB of heap');
+});
+
 t.test('regex.split splits like Go regexp.Split(s, -1)', async (t) => {
   t.same(result('regex.split', json('a'), json('banana')), ['b', 'n', 'n', '']);
   t.same(result('regex.split', json('(\\d)'), json('a1b2c')), ['a', 'b', 'c'], 'groups are not kept, unlike JavaScript split');
