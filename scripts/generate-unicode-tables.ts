@@ -14,7 +14,7 @@
  *   code points under exactly that folding, so each orbit is what such an expression of one of
  *   its code points matches.
  *
- * Encoding (all in one byte array, unsigned LEB128 varints): a range table is a count, then for
+ * Encoding (all in one block of bytes, unsigned LEB128 varints): a range table is a count, then for
  * each range the gap from the end of the previous one (from -1 for the first) and its length
  * minus one. The fold table maps each code point to the next one of its orbit (the smallest
  * greater one, or the smallest of all from the greatest) as disjoint runs of consecutive code
@@ -158,12 +158,19 @@ for (const script of goScriptNames()) addTable(script, rangesOf(new RegExp(`^\\p
 const foldOffset = bytes.data.length;
 const foldRuns = bytes.folds(foldNext());
 
-const hexRows = (values: number[], perRow: number): string => {
-  const rows: string[] = [];
-  for (let i = 0; i < values.length; i += perRow) rows.push('  ' + values.slice(i, i + perRow).join(','));
-  return rows.join(',\n');
-};
 const nameBytes = [...Buffer.from(names.join(' '), 'ascii')];
+// One block: the names, each table's offset in the data (u16), then the data; padded to 8 bytes.
+const offsetsAt = (nameBytes.length + 1) & ~1;
+const dataAt = offsetsAt + 2 * offsets.length;
+const size = (dataAt + bytes.data.length + 7) & ~7;
+const block = Buffer.alloc(size);
+block.set(nameBytes, 0);
+offsets.forEach((offset, i) => block.writeUInt16LE(offset, offsetsAt + 2 * i));
+block.set(bytes.data, dataAt);
+const stores: string[] = [];
+for (let at = 0; at < size; at += 8) {
+  stores.push(`  store<u64>(p, 0x${block.readBigUInt64LE(at).toString(16)}, ${at});`);
+}
 
 writeFileSync(
   OUT,
@@ -178,26 +185,32 @@ export const TABLE_COUNT: i32 = ${names.length};
 /** Number of leaf general categories (the first tables). */
 export const CATEGORY_COUNT: i32 = ${LEAF_CATEGORIES.length};
 
-/** The tables' names, ASCII, separated by one space, in table order. */
-export const TABLE_NAMES: usize = memory.data<u8>([
-${hexRows(nameBytes, 32)},
-]);
+/** Byte length of the block \`writeTables\` writes (a multiple of 8). */
+export const TABLES_SIZE: i32 = ${size};
 
-/** Byte length of TABLE_NAMES. */
+/** Where the block holds the tables' names: ASCII, separated by one space, in table order. */
+export const TABLE_NAMES: i32 = 0;
+
+/** Byte length of the names. */
 export const TABLE_NAMES_LENGTH: i32 = ${nameBytes.length};
 
-/** Offset of each table in TABLE_DATA. */
-export const TABLE_OFFSETS: usize = memory.data<u32>([
-${hexRows(offsets, 16)},
-]);
+/** Where the block holds each table's offset in the data, a u16. */
+export const TABLE_OFFSETS: i32 = ${offsetsAt};
 
-/** Offset in TABLE_DATA of the fold table (${foldRuns} runs). */
+/** Where the block holds the data: the range tables and the fold table, varint-encoded. */
+export const TABLE_DATA: i32 = ${dataAt};
+
+/** Offset in the data of the fold table (${foldRuns} runs). */
 export const FOLD_OFFSET: i32 = ${foldOffset};
 
-/** The range tables and the fold table, varint-encoded. */
-export const TABLE_DATA: usize = memory.data<u8>([
-${hexRows(bytes.data, 32)},
-]);
+/**
+ * Writes the block of tables at \`p\`, 8-byte aligned. It is code rather than a data segment so
+ * that a module whose policy uses no regular expression does not carry it: linking drops the
+ * functions a policy never reaches, but keeps every data segment.
+ */
+export function writeTables(p: usize): void {
+${stores.join('\n')}
+}
 `,
 );
-process.stdout.write(`wrote ${OUT}: ${names.length} tables, ${foldRuns} fold runs, ${bytes.data.length} bytes of data\n`);
+process.stdout.write(`wrote ${OUT}: ${names.length} tables, ${foldRuns} fold runs, ${size} bytes\n`);

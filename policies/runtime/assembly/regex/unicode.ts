@@ -3,19 +3,42 @@
 // `unicode.Scripts` and `unicode.SimpleFold`.
 
 import { alloc, heapEpoch } from "../heap";
-import { CATEGORY_COUNT, FOLD_OFFSET, TABLE_COUNT, TABLE_DATA, TABLE_NAMES, TABLE_NAMES_LENGTH, TABLE_OFFSETS } from "./unicode-tables";
+import {
+  CATEGORY_COUNT, FOLD_OFFSET, TABLE_COUNT, TABLE_DATA, TABLE_NAMES, TABLE_NAMES_LENGTH, TABLE_OFFSETS, TABLES_SIZE,
+  writeTables,
+} from "./unicode-tables";
 import { RuneClass } from "./rune-class";
 
 export const MAX_RUNE: i32 = 0x10ffff;
 
-/** Position in TABLE_DATA after the last `readVarint`. */
+// The generated tables, written onto the heap on first use in an evaluation (the host resets the
+// heap between evaluations).
+let tablesAt: usize = 0;
+let tablesEpoch: u32 = 0;
+
+/** Address of the block of generated tables (unicode-tables.ts lays it out). */
+function tables(): usize {
+  if (tablesAt == 0 || tablesEpoch != heapEpoch) {
+    tablesAt = alloc(<usize>TABLES_SIZE);
+    writeTables(tablesAt);
+    tablesEpoch = heapEpoch;
+  }
+  return tablesAt;
+}
+
+/** Address of the next varint to read from the tables' data. */
 let cursor: usize = 0;
+
+/** Points `readVarint` at byte `offset` of the tables' data. */
+function seek(offset: i32): void {
+  cursor = tables() + <usize>TABLE_DATA + <usize>offset;
+}
 
 function readVarint(): i32 {
   let value: i32 = 0;
   let shift: i32 = 0;
   while (true) {
-    const b = <i32>load<u8>(TABLE_DATA + cursor++);
+    const b = <i32>load<u8>(cursor++);
     value |= (b & 0x7f) << shift;
     if (b < 0x80) return value;
     shift += 7;
@@ -24,11 +47,12 @@ function readVarint(): i32 {
 
 /** Index of the generated table named by the bytes [name, name + len), or -1. */
 function tableIndex(name: usize, len: i32): i32 {
+  const names = tables() + <usize>TABLE_NAMES;
   let start = 0;
   for (let i = 0; i < TABLE_COUNT; i++) {
     let end = start;
-    while (end < TABLE_NAMES_LENGTH && load<u8>(TABLE_NAMES + <usize>end) != 0x20) end++;
-    if (end - start == len && memory.compare(TABLE_NAMES + <usize>start, name, <usize>len) == 0) return i;
+    while (end < TABLE_NAMES_LENGTH && load<u8>(names + <usize>end) != 0x20) end++;
+    if (end - start == len && memory.compare(names + <usize>start, name, <usize>len) == 0) return i;
     start = end + 1;
   }
   return -1;
@@ -36,7 +60,7 @@ function tableIndex(name: usize, len: i32): i32 {
 
 /** Adds the ranges of generated table `index` to the class. */
 function addTable(to: RuneClass, index: i32): void {
-  cursor = <usize>load<u32>(TABLE_OFFSETS + (<usize>index << 2));
+  seek(<i32>load<u16>(tables() + <usize>TABLE_OFFSETS + (<usize>index << 1)));
   const count = readVarint();
   let prev = -1;
   for (let i = 0; i < count; i++) {
@@ -48,9 +72,10 @@ function addTable(to: RuneClass, index: i32): void {
 
 /** Adds every leaf category whose name starts with `major` (one letter), or all when it is 0. */
 function addCategories(to: RuneClass, major: u8): void {
+  const names = tables() + <usize>TABLE_NAMES;
   let start = 0;
   for (let i = 0; i < CATEGORY_COUNT; i++) {
-    if (major == 0 || load<u8>(TABLE_NAMES + <usize>start) == major) addTable(to, i);
+    if (major == 0 || load<u8>(names + <usize>start) == major) addTable(to, i);
     start += 3;
   }
 }
@@ -122,7 +147,7 @@ let foldEpoch: u32 = 0;
 
 function decodedFoldRuns(): usize {
   if (foldRuns != 0 && foldEpoch == heapEpoch) return foldRuns;
-  cursor = <usize>FOLD_OFFSET;
+  seek(FOLD_OFFSET);
   foldRunCount = readVarint();
   foldRuns = alloc(<usize>foldRunCount << 4);
   let start = 0;
