@@ -1,5 +1,6 @@
-// Audit and policies: the loaded policies and their module hashes, the audit chain checked on
-// demand, and a search of the audit log by trace reference or decision id.
+// Audit and policies: the loaded policies and their module hashes (each linking to its Rego,
+// policy.js), the audit chain checked on demand, and a search of the audit log by trace
+// reference or decision id.
 import { html, Component } from './html.js';
 import { api } from './api.js';
 import { hasScope, when } from './decision-rules.js';
@@ -57,7 +58,7 @@ export class AuditPage extends Component {
               <tbody>
                 ${policies.map(
                   (p) => html`<tr key=${p.name}>
-                    <td>${p.name}</td>
+                    <td><a href=${`#/policies/${encodeURIComponent(p.name)}`}>${p.name}</a></td>
                     <td>${p.version ?? '—'}</td>
                     <td class="hash">${p.moduleHash}</td>
                     <td>${p.origin ? `${p.origin}: ` : ''}${p.sources.join(', ') || '—'}${p.revision ? ` (revision ${p.revision})` : ''}</td>

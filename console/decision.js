@@ -133,7 +133,7 @@ export class DecisionPage extends Component {
         <section aria-labelledby="policy-h">
           <h2 id="policy-h">Policy</h2>
           <dl class="pairs">
-            <div><dt>Policy</dt><dd>${d.policy}${policyVersion(d.policy) !== null ? ` (version ${policyVersion(d.policy)})` : ''}</dd></div>
+            <div><dt>Policy</dt><dd><a href=${`#/policies/${encodeURIComponent(d.policy)}`}>${d.policy}</a>${policyVersion(d.policy) !== null ? ` (version ${policyVersion(d.policy)})` : ''}</dd></div>
             <div><dt>Module</dt><dd class="hash">${d.moduleHash}</dd></div>
             <div><dt>Created</dt><dd>${when(d.createdAt)} by ${d.createdBy}</dd></div>
             <div><dt>Audit trail</dt><dd><code>${d.auditTrail}</code></dd></div>
