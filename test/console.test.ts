@@ -43,6 +43,7 @@ t.test('a decision goes from the inbox to executed: live, approved by a second r
   t.equal(storage, '{}{}', 'nothing is stored at all');
   t.notOk(first.page.url().includes(alice.key), 'nor in the URL');
 
+  t.match(await first.page.locator('main .env').innerText(), /Environment: sandbox/, "the inbox says which environment it lists: the key's");
   const { id } = await create('Deploy web to production', 82);
   const item = first.page.locator(`li[data-id="${id}"]`);
   await item.waitFor();
