@@ -52,7 +52,7 @@ export class AuditPage extends Component {
           <h2 id="policies-h">Loaded policies</h2>
           ${policiesError && html`<p class="error" role="alert">${policiesError}</p>`}
           ${policies &&
-          html`<div class="table-wrap">
+          html`<div class="table-wrap" tabindex="0" role="region" aria-label="Loaded policies">
             <table class="policies">
               <thead><tr><th scope="col">Policy</th><th scope="col">Version</th><th scope="col">Module hash</th><th scope="col">Sources</th></tr></thead>
               <tbody>

@@ -37,7 +37,7 @@ export class PolicyPage extends Component {
               : policy.modules.map(
                   (m) => html`<details key=${m.path} open=${!hasOwnFile || isOwnFile(name, m.path)}>
                     <summary><code>${m.path}</code></summary>
-                    <pre class="text source" aria-label=${`Rego source ${m.path}`}><code>${m.text}</code></pre>
+                    <pre class="text source" tabindex="0" aria-label=${`Rego source ${m.path}`}><code>${m.text}</code></pre>
                   </details>`,
                 )}
           </section>`}
