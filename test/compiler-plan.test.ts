@@ -127,17 +127,17 @@ t.test('the host builtins a plan calls, wherever the calls are', async (t) => {
     {
       'p.rego': `package p
 import rego.v1
-digest(x) := crypto.sha256(x)
+text(x) := yaml.marshal(x)
 allow if {
   some s in input.items
   not startswith(lower(s), "x")
   count(input.items) > 0
 }
 names := [upper(n) | some n in input.names]
-h := digest("a")`,
+h := text("a")`,
     },
     ['p/allow', 'p/names', 'p/h'],
   );
-  t.same(hostBuiltinsUsed(policy), ['crypto.sha256', 'lower', 'upper'], 'in functions, under not, in comprehensions; native ones (count, startswith) left out');
+  t.same(hostBuiltinsUsed(policy), ['lower', 'upper', 'yaml.marshal'], 'in functions, under not, in comprehensions; native ones (count, startswith) left out');
   t.same(hostBuiltinsUsed(plan({ 'q.rego': 'package q\nimport rego.v1\nallow if input.x == 1' }, ['q/allow'])), [], 'none');
 });

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
@@ -85,4 +86,32 @@ t.test('the new builtins answer through the engine as OPA does', async (t) => {
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/patched'), [{ result: doc.patched }], 'json.patch runs inside the module');
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/secret_paths'), [{ result: doc.secret_paths }], 'so does walk');
   });
+});
+
+// Builtins that run inside the module: one built by Gatehouse answers the same under a plain
+// `loadPolicy(bytes)`, with no builtins handed to the SDK (which fails any call to one it lacks).
+const STANDALONE_POLICY = `package gatehouse.standalone.v1
+
+digests := [crypto.md5(input.text), crypto.sha1(input.text), crypto.sha256(input.text)]
+
+macs := [crypto.hmac.md5(input.text, input.key), crypto.hmac.sha1(input.text, input.key), crypto.hmac.sha256(input.text, input.key), crypto.hmac.sha512(input.text, input.key)]
+
+macs_equal := [crypto.hmac.equal(macs[0], macs[0]), crypto.hmac.equal(macs[0], macs[1])]
+`;
+
+t.test('a module using only builtins that run inside it answers under a plain loadPolicy', async (t) => {
+  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE_POLICY } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const plain = await loadPolicy(await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module)));
+
+  const input = { text: 'grüße', key: 'schlüssel' };
+  const [{ result }] = plain.evaluate(input, 'gatehouse/standalone/v1') as Array<{ result: Record<string, unknown> }>;
+  const mac = (algorithm: string) => createHmac(algorithm, input.key).update(input.text).digest('hex');
+  t.same(result.digests, ['md5', 'sha1', 'sha256'].map((a) => createHash(a).update(input.text).digest('hex')));
+  t.same(result.macs, ['md5', 'sha1', 'sha256', 'sha512'].map(mac));
+  t.same(result.macs_equal, [true, false]);
+  t.same(engine.evaluate('standalone-v1', input).value, result, 'the engine answers the same');
 });

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import t from 'tap';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
@@ -513,4 +514,49 @@ t.test('rt_set_of makes a host builtin\'s array a set', async (t) => {
   t.equal(dump(s), '["a","b"]');
   t.equal(dump(x.rt_set_of!(value('{"a": 1}'))), '{"a":1}', 'other values as they are');
   t.equal(x.rt_set_of!(0), 0, 'undefined stays undefined');
+});
+
+/**
+ * Messages around the padding boundaries of 64- and 128-byte blocks (55/56 and 111/112 bytes
+ * leave no room for the length field), several blocks, and UTF-8 of two, three and four bytes.
+ */
+const HASH_INPUTS = [
+  ...[0, 1, 3, 54, 55, 56, 57, 63, 64, 65, 110, 111, 112, 113, 127, 128, 129, 200, 1000].map((n) =>
+    Array.from({ length: n }, (_, i) => String.fromCharCode(0x20 + ((i * 7) % 95))).join(''),
+  ),
+  'grüße', '日本語のテキスト', '😀'.repeat(40), 'é'.repeat(64), 'x'.repeat(5000),
+];
+
+t.test('crypto.md5, crypto.sha1 and crypto.sha256 give what node:crypto gives, in lower-case hex', async (t) => {
+  for (const [builtin, algorithm] of [['crypto.md5', 'md5'], ['crypto.sha1', 'sha1'], ['crypto.sha256', 'sha256']] as const) {
+    for (const s of HASH_INPUTS) {
+      t.equal(result(builtin, json(s)), createHash(algorithm).update(s, 'utf8').digest('hex'), `${builtin} of ${Buffer.byteLength(s)} bytes`);
+    }
+    t.equal(call(builtin, json(1)), undefined, `${builtin} of a number`);
+  }
+  t.equal(result('crypto.sha256', json('hello')), '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824');
+});
+
+t.test('crypto.hmac.* give what node:crypto gives for short, block-sized and long keys', async (t) => {
+  const keys = ['', 'key', 'k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), 'k'.repeat(128), 'k'.repeat(129), 'schlüssel🔑'.repeat(20)];
+  const builtins = [['crypto.hmac.md5', 'md5'], ['crypto.hmac.sha1', 'sha1'], ['crypto.hmac.sha256', 'sha256'], ['crypto.hmac.sha512', 'sha512']] as const;
+  for (const [builtin, algorithm] of builtins) {
+    for (const key of keys) {
+      for (const s of HASH_INPUTS) {
+        const want = createHmac(algorithm, Buffer.from(key, 'utf8')).update(s, 'utf8').digest('hex');
+        t.equal(result(builtin, json(s), json(key)), want, `${builtin}, ${Buffer.byteLength(key)}-byte key, ${Buffer.byteLength(s)} bytes`);
+      }
+    }
+    t.equal(call(builtin, json('x'), json(1)), undefined, `${builtin} with a number for key`);
+    t.equal(call(builtin, json(1), json('k')), undefined, `${builtin} of a number`);
+  }
+});
+
+t.test('crypto.hmac.equal compares the bytes', async (t) => {
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abc')), true);
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abd')), false);
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abcd')), false, 'a prefix');
+  t.equal(result('crypto.hmac.equal', json(''), json('')), true);
+  t.equal(result('crypto.hmac.equal', json('é'), json('e\u0301')), false, 'bytes, not canonical equivalence');
+  t.equal(call('crypto.hmac.equal', json('abc'), json(1)), undefined);
 });

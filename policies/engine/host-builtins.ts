@@ -14,7 +14,7 @@ import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrContains } from './builtins/cidr.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
 import { goToLower, goToUpper } from './builtins/go-case.ts';
 import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
@@ -259,9 +259,6 @@ function timeDiffBuiltin(a: unknown, b: unknown): number[] | undefined {
 const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certificate: unknown) =>
   isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
 
-const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unknown, key: unknown) =>
-  isString(x) && isString(key) ? hmacHex(algorithm, x, key) : undefined;
-
 /** The host builtins by OPA name. */
 const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
@@ -279,12 +276,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'time.date': timeDate,
   'time.clock': timeClock,
   'time.diff': timeDiffBuiltin,
-  'crypto.sha256': (x: unknown) => (isString(x) ? sha256Hex(x) : undefined),
-  'crypto.hmac.md5': hmacBuiltin('md5'),
-  'crypto.hmac.sha1': hmacBuiltin('sha1'),
-  'crypto.hmac.sha256': hmacBuiltin('sha256'),
-  'crypto.hmac.sha512': hmacBuiltin('sha512'),
-  'crypto.hmac.equal': (a: unknown, b: unknown) => (isString(a) && isString(b) ? macsEqual(a, b) : undefined),
   'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
   'io.jwt.verify_hs256': (token: unknown, secret: unknown) =>
     isString(token) && isString(secret) ? jwtVerifyHs256(token, secret) : undefined,

@@ -1,26 +1,10 @@
 /**
- * OPA's `crypto.sha256`, `crypto.hmac.*`, `io.jwt.decode` and `io.jwt.verify_*`, on node:crypto.
+ * OPA's `io.jwt.decode` and `io.jwt.verify_*`, on node:crypto.
  *
- * Strings are hashed as their UTF-8 bytes, digests are lower-case hex, as in OPA. Operands OPA
- * refuses (a token that is not three base64url segments of JSON, a key that does not parse) make
- * the call undefined; a well-formed token whose signature does not match is `false`.
+ * Operands OPA refuses (a token that is not three base64url segments of JSON, a key that does not
+ * parse) make the call undefined; a well-formed token whose signature does not match is `false`.
  */
-import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
-
-export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
-}
-
-export function hmacHex(algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512', s: string, key: string): string {
-  return createHmac(algorithm, Buffer.from(key, 'utf8')).update(s, 'utf8').digest('hex');
-}
-
-/** Go's `hmac.Equal` on the strings' bytes: constant time for equal lengths, false otherwise. */
-export function macsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8');
-  const y = Buffer.from(b, 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+import { createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** Base64url with or without padding, as OPA's `base64url.decode` takes it; undefined if invalid. */
 function base64UrlBytes(s: string): Buffer | undefined {

@@ -14,6 +14,7 @@ export * from "./arrays";
 export * from "./sets";
 export * from "./types";
 export * from "./encoding";
+export * from "./crypto";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
