@@ -97,6 +97,10 @@ digests := [crypto.md5(input.text), crypto.sha1(input.text), crypto.sha256(input
 macs := [crypto.hmac.md5(input.text, input.key), crypto.hmac.sha1(input.text, input.key), crypto.hmac.sha256(input.text, input.key), crypto.hmac.sha512(input.text, input.key)]
 
 macs_equal := [crypto.hmac.equal(macs[0], macs[0]), crypto.hmac.equal(macs[0], macs[1])]
+
+token := io.jwt.decode(input.token)
+
+token_verified := [io.jwt.verify_hs256(input.token, "secret"), io.jwt.verify_hs256(input.token, "wrong")]
 `;
 
 t.test('a module using only builtins that run inside it answers under a plain loadPolicy', async (t) => {
@@ -107,11 +111,17 @@ t.test('a module using only builtins that run inside it answers under a plain lo
   const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
   const plain = await loadPolicy(await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module)));
 
-  const input = { text: 'grüße', key: 'schlüssel' };
+  const input = {
+    text: 'grüße',
+    key: 'schlüssel',
+    token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImlzcyI6ImdhdGVob3VzZSIsImFkbWluIjp0cnVlfQ.NtYISo5tfydUUZBl4BSoZqGVkK__4te_NZyc7DiPlnA',
+  };
   const [{ result }] = plain.evaluate(input, 'gatehouse/standalone/v1') as Array<{ result: Record<string, unknown> }>;
   const mac = (algorithm: string) => createHmac(algorithm, input.key).update(input.text).digest('hex');
   t.same(result.digests, ['md5', 'sha1', 'sha256'].map((a) => createHash(a).update(input.text).digest('hex')));
   t.same(result.macs, ['md5', 'sha1', 'sha256', 'sha512'].map(mac));
   t.same(result.macs_equal, [true, false]);
+  t.same(result.token, [{ alg: 'HS256', typ: 'JWT' }, { sub: 'alice', iss: 'gatehouse', admin: true }, '36d6084a8e6d7f2754519065e014a866a19590afffe2d7bf359c9cec388f9670']);
+  t.same(result.token_verified, [true, false]);
   t.same(engine.evaluate('standalone-v1', input).value, result, 'the engine answers the same');
 });

@@ -14,7 +14,7 @@ import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrContains } from './builtins/cidr.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
 import { goToLower, goToUpper } from './builtins/go-case.ts';
 import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
@@ -276,9 +276,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'time.date': timeDate,
   'time.clock': timeClock,
   'time.diff': timeDiffBuiltin,
-  'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
-  'io.jwt.verify_hs256': (token: unknown, secret: unknown) =>
-    isString(token) && isString(secret) ? jwtVerifyHs256(token, secret) : undefined,
   'io.jwt.verify_rs256': jwtVerifier('RS256'),
   'io.jwt.verify_es256': jwtVerifier('ES256'),
   'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),

@@ -15,6 +15,7 @@ export * from "./sets";
 export * from "./types";
 export * from "./encoding";
 export * from "./crypto";
+export * from "./jwt";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
