@@ -560,3 +560,25 @@ t.test('crypto.hmac.equal compares the bytes', async (t) => {
   t.equal(result('crypto.hmac.equal', json('é'), json('e\u0301')), false, 'bytes, not canonical equivalence');
   t.equal(call('crypto.hmac.equal', json('abc'), json(1)), undefined);
 });
+
+t.test('semver.is_valid takes strict SemVer 2.0.0', async (t) => {
+  const valid = ['0.0.0', '1.2.3', '10.20.30', '1.2.3-rc.1+build.5', '1.0.0-alpha-a.b-c', '1.0.0-0.3.7', '1.0.0+001', '1.0.0-x.7.z.92', '99999999999999999999999.0.0'];
+  const invalid = ['v1.0.0', '1.0', '1.0.0.0', '01.0.0', '1.01.0', '1.0.0-01', '1.0.0-', '1.0.0+', '1.0.0-a..b', '1.0.0+a..b', ' 1.0.0', '1.0.0 ', '1.0.0-a_b', ''];
+  for (const v of valid) t.equal(result('semver.is_valid', json(v)), true, v);
+  for (const v of invalid) t.equal(result('semver.is_valid', json(v)), false, JSON.stringify(v));
+  t.equal(result('semver.is_valid', json(1)), false, 'a non-string is not a version');
+});
+
+t.test('semver.compare ranks by precedence', async (t) => {
+  const ascending = ['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.9.9', '1.10.0', '2.0.0', '10.0.0', '99999999999999999999999.0.0'];
+  for (let i = 0; i < ascending.length; i++) {
+    for (let j = 0; j < ascending.length; j++) {
+      t.equal(result('semver.compare', json(ascending[i]), json(ascending[j])), Math.sign(i - j), `${ascending[i]} vs ${ascending[j]}`);
+    }
+  }
+  t.equal(result('semver.compare', json('1.0.0+build.1'), json('1.0.0+build.2')), 0, 'build metadata is ignored');
+  t.equal(result('semver.compare', json('1.0.0-1'), json('1.0.0-a')), -1, 'numeric identifiers rank below alphanumeric ones');
+  t.equal(result('semver.compare', json('1.0.0-B'), json('1.0.0-a')), -1, 'alphanumeric identifiers compare as ASCII');
+  t.equal(call('semver.compare', json('v1.0.0'), json('1.0.0')), undefined);
+  t.equal(call('semver.compare', json('1.0.0'), json(1)), undefined);
+});

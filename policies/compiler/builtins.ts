@@ -166,6 +166,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_hs256': native(2),
   'io.jwt.verify_hs384': native(2),
   'io.jwt.verify_hs512': native(2),
+  'semver.is_valid': native(1),
+  'semver.compare': native(2),
 
   'time.now_ns': host(0),
   'time.parse_rfc3339_ns': host(1),
@@ -187,8 +189,6 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_rs256': host(2),
   'io.jwt.verify_es256': host(2),
   'io.jwt.verify_eddsa': host(2),
-  'semver.is_valid': host(1),
-  'semver.compare': host(2),
   'units.parse_bytes': host(1),
   'units.parse': host(1),
 };

@@ -22,7 +22,6 @@ import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from '.
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
-import { semverCompare, semverIsValid } from './builtins/semver.ts';
 import { parseBytes, parseUnits } from './builtins/units.ts';
 import { newUuid, uuidParse } from './builtins/uuid.ts';
 
@@ -279,8 +278,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'io.jwt.verify_rs256': jwtVerifier('RS256'),
   'io.jwt.verify_es256': jwtVerifier('ES256'),
   'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
-  'semver.is_valid': semverIsValid,
-  'semver.compare': (a: unknown, b: unknown) => (isString(a) && isString(b) ? semverCompare(a, b) : undefined),
   'units.parse_bytes': (s: unknown) => {
     const n = isString(s) ? parseBytes(s) : undefined;
     return n === undefined ? undefined : exactInteger(n);

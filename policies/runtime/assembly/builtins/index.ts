@@ -16,6 +16,7 @@ export * from "./types";
 export * from "./encoding";
 export * from "./crypto";
 export * from "./jwt";
+export * from "./semver";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
