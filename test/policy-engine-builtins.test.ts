@@ -103,6 +103,8 @@ token := io.jwt.decode(input.token)
 token_verified := [io.jwt.verify_hs256(input.token, "secret"), io.jwt.verify_hs256(input.token, "wrong")]
 
 versions := [semver.is_valid(input.version), semver.compare(input.version, "1.10.0")]
+
+sizes := [units.parse_bytes(input.size), units.parse(input.size), units.parse("250m")]
 `;
 
 t.test('a module using only builtins that run inside it answers under a plain loadPolicy', async (t) => {
@@ -118,6 +120,7 @@ t.test('a module using only builtins that run inside it answers under a plain lo
     key: 'schlüssel',
     token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImlzcyI6ImdhdGVob3VzZSIsImFkbWluIjp0cnVlfQ.NtYISo5tfydUUZBl4BSoZqGVkK__4te_NZyc7DiPlnA',
     version: '1.9.0-rc.1',
+    size: '1.5Gi',
   };
   const [{ result }] = plain.evaluate(input, 'gatehouse/standalone/v1') as Array<{ result: Record<string, unknown> }>;
   const mac = (algorithm: string) => createHmac(algorithm, input.key).update(input.text).digest('hex');
@@ -127,5 +130,6 @@ t.test('a module using only builtins that run inside it answers under a plain lo
   t.same(result.token, [{ alg: 'HS256', typ: 'JWT' }, { sub: 'alice', iss: 'gatehouse', admin: true }, '36d6084a8e6d7f2754519065e014a866a19590afffe2d7bf359c9cec388f9670']);
   t.same(result.token_verified, [true, false]);
   t.same(result.versions, [true, -1]);
+  t.same(result.sizes, [1610612736, 1610612736, 0.25]);
   t.same(engine.evaluate('standalone-v1', input).value, result, 'the engine answers the same');
 });

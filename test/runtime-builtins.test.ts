@@ -582,3 +582,28 @@ t.test('semver.compare ranks by precedence', async (t) => {
   t.equal(call('semver.compare', json('v1.0.0'), json('1.0.0')), undefined);
   t.equal(call('semver.compare', json('1.0.0'), json(1)), undefined);
 });
+
+t.test('units.parse_bytes: SI and IEC units, case-insensitive, truncated to an integer', async (t) => {
+  const cases: Array<[string, string | undefined]> = [
+    ['10KB', '10000'], ['1KiB', '1024'], ['1.5ki', '1536'], ['100', '100'], ['1.9', '1'], ['2gb', '2000000000'],
+    ['1kib', '1024'], ['"5MB"', '5000000'], ['5.', '5'], ['.5', '0'], ['0.0001k', '0'], ['10m', '10000000'],
+    ['1EiB', '1152921504606846976'], ['999999999999Ei', '1152921504605694054495393153024'],
+    ['123456789012345678901234567890', '123456789012345678901234567890'],
+    ['1\u212A', '1000'], // the Kelvin sign lower-cases to k
+    ['5 MB', undefined], ['10XB', undefined], ['K', undefined], ['.', undefined], ['1..2', undefined], ['1b', undefined], ['-1', undefined], ['1k2', undefined],
+  ];
+  for (const [s, want] of cases) t.equal(call('units.parse_bytes', json(s)), want, s);
+  t.equal(call('units.parse_bytes', json(1)), undefined);
+});
+
+t.test('units.parse: m is milli and M mega; whole results are exact integers', async (t) => {
+  const cases: Array<[string, string | undefined]> = [
+    ['10m', '0.01'], ['1.5K', '1500'], ['2Gi', '2147483648'], ['10M', '10000000'], ['7', '7'], ['0.5m', '0.0005'],
+    ['1.25m', '0.00125'], ['1000m', '1'], ['01000m', '1'], ['1.5Mi', '1572864'], ['1MI', '1048576'], ['1mi', '1048576'],
+    ['1.9', '1.9'], ['3.3333333', '3.3333333'], ['.5', '0.5'], ['1.5E', '1500000000000000000'], ['1\u212Ai', '1024'],
+    ['123456789012345678901234567890', '123456789012345678901234567890'],
+    ['K', undefined], ['1KB', undefined], ['1b', undefined], ['1mm', undefined], ['1 K', undefined],
+  ];
+  for (const [s, want] of cases) t.equal(call('units.parse', json(s)), want, s);
+  t.equal(call('units.parse', json(null)), undefined);
+});

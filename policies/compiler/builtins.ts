@@ -168,6 +168,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_hs512': native(2),
   'semver.is_valid': native(1),
   'semver.compare': native(2),
+  'units.parse_bytes': native(1),
+  'units.parse': native(1),
 
   'time.now_ns': host(0),
   'time.parse_rfc3339_ns': host(1),
@@ -189,8 +191,6 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_rs256': host(2),
   'io.jwt.verify_es256': host(2),
   'io.jwt.verify_eddsa': host(2),
-  'units.parse_bytes': host(1),
-  'units.parse': host(1),
 };
 
 /** The runtime export implementing a native builtin. */

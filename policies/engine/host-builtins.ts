@@ -22,7 +22,6 @@ import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from '.
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
-import { parseBytes, parseUnits } from './builtins/units.ts';
 import { newUuid, uuidParse } from './builtins/uuid.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
@@ -278,14 +277,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'io.jwt.verify_rs256': jwtVerifier('RS256'),
   'io.jwt.verify_es256': jwtVerifier('ES256'),
   'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
-  'units.parse_bytes': (s: unknown) => {
-    const n = isString(s) ? parseBytes(s) : undefined;
-    return n === undefined ? undefined : exactInteger(n);
-  },
-  'units.parse': (s: unknown) => {
-    const n = isString(s) ? parseUnits(s) : undefined;
-    return typeof n === 'bigint' ? exactInteger(n) : n;
-  },
   'net.cidr_contains': netCidrContains,
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
   'regex.split': regexSplitBuiltin,

@@ -17,6 +17,7 @@ export * from "./encoding";
 export * from "./crypto";
 export * from "./jwt";
 export * from "./semver";
+export * from "./units";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
