@@ -105,6 +105,8 @@ token_verified := [io.jwt.verify_hs256(input.token, "secret"), io.jwt.verify_hs2
 versions := [semver.is_valid(input.version), semver.compare(input.version, "1.10.0")]
 
 sizes := [units.parse_bytes(input.size), units.parse(input.size), units.parse("250m")]
+
+id := uuid.parse(input.id)
 `;
 
 t.test('a module using only builtins that run inside it answers under a plain loadPolicy', async (t) => {
@@ -121,6 +123,7 @@ t.test('a module using only builtins that run inside it answers under a plain lo
     token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImlzcyI6ImdhdGVob3VzZSIsImFkbWluIjp0cnVlfQ.NtYISo5tfydUUZBl4BSoZqGVkK__4te_NZyc7DiPlnA',
     version: '1.9.0-rc.1',
     size: '1.5Gi',
+    id: 'c2fc67c2-47f2-11ee-b67a-9f3619c7493f',
   };
   const [{ result }] = plain.evaluate(input, 'gatehouse/standalone/v1') as Array<{ result: Record<string, unknown> }>;
   const mac = (algorithm: string) => createHmac(algorithm, input.key).update(input.text).digest('hex');
@@ -131,5 +134,6 @@ t.test('a module using only builtins that run inside it answers under a plain lo
   t.same(result.token_verified, [true, false]);
   t.same(result.versions, [true, -1]);
   t.same(result.sizes, [1610612736, 1610612736, 0.25]);
+  t.match(result.id, { version: 1, variant: 'RFC4122', nodeid: '9f-36-19-c7-49-3f', macvariables: 'local:multicast', clocksequence: 13946 });
   t.same(engine.evaluate('standalone-v1', input).value, result, 'the engine answers the same');
 });

@@ -607,3 +607,50 @@ t.test('units.parse: m is milli and M mega; whole results are exact integers', a
   for (const [s, want] of cases) t.equal(call('units.parse', json(s)), want, s);
   t.equal(call('units.parse', json(null)), undefined);
 });
+
+/** Calls builtin `name`; the result decoded from JSON with integers of 16 or more digits as exact bigints. */
+function exactResult(name: string, ...operands: Operand[]): unknown {
+  const text = call(name, ...operands);
+  if (text === undefined) return undefined;
+  return JSON.parse(text.replace(/-?\d{16,}/g, '"$&n"'), (_k, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v));
+}
+
+t.test('uuid.parse reads what Google uuid.Parse reads, with the fields OPA gives', async (t) => {
+  t.same(exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), {
+    version: 1,
+    variant: 'RFC4122',
+    nodeid: '9f-36-19-c7-49-3f',
+    macvariables: 'local:multicast',
+    time: 1693481847404333000n,
+    clocksequence: 13946,
+  });
+  const v2 = {
+    version: 2,
+    variant: 'RFC4122',
+    nodeid: '32-50-96-b3-9f-47',
+    macvariables: 'local:unicast',
+    time: 1693566990121469600n,
+    clocksequence: 12800,
+    domain: 'Person',
+    id: 1000,
+  };
+  t.same(exactResult('uuid.parse', json('000003e8-48b9-21ee-b200-325096b39f47')), v2);
+  t.same(exactResult('uuid.parse', json('{000003e8-48b9-21ee-b200-325096b39f47}')), v2, 'between braces');
+  t.same(exactResult('uuid.parse', json('x000003e8-48b9-21ee-b200-325096b39f47y')), v2, 'Go does not look at the two outer characters');
+  t.same(exactResult('uuid.parse', json('URN:UUID:c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')));
+  t.same(exactResult('uuid.parse', json('6bea8ef2-d3d3-3cd1-84e0-9bab06a52ece')), { version: 3, variant: 'RFC4122' });
+  t.same(exactResult('uuid.parse', json('00000000000040008000000000000000')), { version: 4, variant: 'RFC4122' }, 'without dashes');
+  t.same(exactResult('uuid.parse', json('00000000-0000-fcd1-f4e0-9bab06a52ece')), { version: 15, variant: 'Future' });
+  t.same(exactResult('uuid.parse', json('00000000-0000-4000-c000-000000000000')), { version: 4, variant: 'Microsoft' });
+  t.same(exactResult('uuid.parse', json('00000000-0000-4000-0000-000000000000')), { version: 4, variant: 'Reserved' });
+  t.match(exactResult('uuid.parse', json('000003e8-48b9-21ee-b205-325096b39f47')), { domain: 'Domain5' });
+  t.match(exactResult('uuid.parse', json('ffffffff-ffff-1fff-b67a-9f3619c7493f')), { time: -7607606781572612196n }, "Go's int64 arithmetic wraps");
+  t.equal(call('uuid.parse', json('00000000000-123-222-222')), undefined);
+  t.equal(call('uuid.parse', json('HijVnnS1-GGGG-1234-12345678')), undefined);
+  t.equal(call('uuid.parse', json('c2fc67c2_47f2_11ee_b67a_9f3619c7493f')), undefined);
+  t.equal(call('uuid.parse', json('urn:uuix:c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), undefined);
+  t.equal(call('uuid.parse', json('é000003e8-48b9-21ee-b200-325096b39f4')), undefined, 'a first character of two bytes is not skipped');
+  t.same(exactResult('uuid.parse', json('C2FC67C2-47F2-11EE-B67A-9F3619C7493F')), exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), 'upper-case hex');
+  t.equal(call('uuid.parse', json(42)), undefined);
+});
+

@@ -170,6 +170,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'semver.compare': native(2),
   'units.parse_bytes': native(1),
   'units.parse': native(1),
+  'uuid.parse': native(1),
 
   'time.now_ns': host(0),
   'time.parse_rfc3339_ns': host(1),
@@ -185,7 +186,6 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'yaml.marshal': host(1),
   'yaml.unmarshal': host(1),
   'yaml.is_valid': host(1),
-  'uuid.parse': host(1),
   'uuid.rfc4122': host(1),
   'net.cidr_merge': host(1, { hostReturnsSet: true }),
   'io.jwt.verify_rs256': host(2),

@@ -22,7 +22,7 @@ import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from '.
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
-import { newUuid, uuidParse } from './builtins/uuid.ts';
+import { newUuid } from './builtins/uuid.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
@@ -283,10 +283,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'yaml.marshal': yamlMarshal,
   'yaml.unmarshal': yamlUnmarshalBuiltin,
   'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
-  'uuid.parse': (s: unknown) => {
-    const json = isString(s) ? uuidParse(s) : undefined;
-    return json === undefined ? undefined : jsonText(json);
-  },
   'uuid.rfc4122': uuidRfc4122,
 };
 

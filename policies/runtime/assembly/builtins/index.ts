@@ -18,6 +18,7 @@ export * from "./crypto";
 export * from "./jwt";
 export * from "./semver";
 export * from "./units";
+export * from "./uuid";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
