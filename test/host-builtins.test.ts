@@ -51,19 +51,6 @@ t.test('no host builtin is imported under a name the SDK answers itself', async 
   t.equal(hostImportName('regex.match'), 'regex.match');
 });
 
-t.test('lower and upper map code points like Go', async (t) => {
-  t.equal(call('lower', 'AbC'), 'abc');
-  t.equal(call('upper', 'AbC'), 'ABC');
-  t.equal(call('upper', 'straße'), 'STRAßE', 'ß has no single-code-point uppercase');
-  t.equal(call('lower', 'İSTANBUL'), 'istanbul', 'İ lowercases to a plain i');
-  t.equal(call('lower', 'ΟΔΟΣ'), 'οδοσ', 'no final-sigma context rule');
-  t.equal(call('upper', 'ﬁ'), 'ﬁ', 'ligatures stay');
-  t.equal(call('upper', 'ᾳ'), 'ᾼ', 'simple mapping to the prosgegrammeni form');
-  t.equal(call('upper', 'émigré ǆ'), 'ÉMIGRÉ Ǆ');
-  t.equal(call('lower', 1), undefined);
-  t.equal(call('upper', null), undefined);
-});
-
 t.test('regex.match uses RE2 syntax and semantics', async (t) => {
   t.equal(call('regex.match', '^a+b$', 'aaab'), true);
   t.equal(call('regex.match', 'b', 'abc'), true, 'unanchored search');

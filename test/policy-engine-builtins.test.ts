@@ -86,3 +86,22 @@ t.test('the new builtins answer through the engine as OPA does', async (t) => {
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/secret_paths'), [{ result: doc.secret_paths }], 'so does walk');
   });
 });
+
+// Builtins that run inside the module: a module using them answers the same loaded by a plain
+// \`loadPolicy(bytes)\`, with no builtins handed to it.
+const STANDALONE = `package gatehouse.standalone.v1
+
+cases := [lower("ÀB İ"), upper("straße ǆ")]
+`;
+
+t.test('a module using the builtins Gatehouse runs natively answers under a plain loadPolicy', async (t) => {
+  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const wasm = await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module));
+  const plain = await loadPolicy(wasm);
+  t.same(plain.evaluate({}, 'gatehouse/standalone/v1/cases'), [{ result: ['àb i', 'STRAßE Ǆ'] }]);
+  t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/cases').value, ['àb i', 'STRAßE Ǆ'], 'as the engine answers');
+});

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
+import { goToLower, goToUpper } from '../scripts/case-tables/go-case.ts';
 
 // The string, collection, type and encoding builtins of the policy runtime, called directly as
 // Wasm exports. Expected results are what OPA 1.x (Go topdown) returns; undefined stands for
@@ -92,7 +93,7 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode',
+  'base64.decode', 'lower', 'upper',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -128,6 +129,38 @@ t.test('split', async (t) => {
   t.same(result('split', json('aaa'), json('aa')), ['', 'a'], 'non-overlapping matches');
   t.equal(call('split', json(1), json(',')), undefined);
   t.equal(call('split', json('a'), json(null)), undefined);
+});
+
+t.test('lower and upper map code points like Go', async (t) => {
+  t.equal(result('lower', json('AbC')), 'abc');
+  t.equal(result('upper', json('AbC')), 'ABC');
+  t.equal(result('upper', json('straße')), 'STRAßE', 'ß has no single-code-point uppercase');
+  t.equal(result('lower', json('İSTANBUL')), 'istanbul', 'İ lowercases to a plain i');
+  t.equal(result('lower', json('ΟΔΟΣ')), 'οδοσ', 'no final-sigma context rule');
+  t.equal(result('upper', json('ﬁ')), 'ﬁ', 'ligatures stay');
+  t.equal(result('upper', json('ᾳ')), 'ᾼ', 'simple mapping to the prosgegrammeni form');
+  t.equal(result('upper', json('émigré ǆ')), 'ÉMIGRÉ Ǆ');
+  t.equal(result('lower', json('Ā ā Ǆ ǅ K')), 'ā ā ǆ ǆ k', 'alternating pairs, title case, the Kelvin sign');
+  t.equal(result('upper', json('𐐨 😀')), '𐐀 😀', 'beyond the BMP');
+  t.equal(result('lower', json('')), '');
+  t.equal(result('lower', callValue('base64.decode', json('QcOB/0I='))), 'aá\ufffdb', 'an invalid byte becomes U+FFFD');
+  t.equal(call('lower', json(1)), undefined);
+  t.equal(call('upper', json(null)), undefined);
+});
+
+t.test('lower and upper agree with go-case.ts (what the tables are generated from) on every code point', async (t) => {
+  const heap = x.opa_heap_ptr_get!();
+  let differences = 0;
+  for (let from = 0; from <= 0x10ffff; from += 0x1000) {
+    let text = '';
+    for (let cp = from; cp < from + 0x1000 && cp <= 0x10ffff; cp++) {
+      if (cp < 0xd800 || cp > 0xdfff) text += String.fromCodePoint(cp);
+    }
+    if (result('lower', json(text)) !== goToLower(text)) differences++;
+    if (result('upper', json(text)) !== goToUpper(text)) differences++;
+    x.opa_heap_ptr_set!(heap);
+  }
+  t.equal(differences, 0, 'blocks of 4096 code points mapped differently');
 });
 
 t.test('trim, trim_left, trim_right: cutsets are sets of code points', async (t) => {

@@ -107,11 +107,11 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'strings.count': native(2),
   'strings.any_prefix_match': native(2),
   'strings.any_suffix_match': native(2),
+  lower: native(1),
+  upper: native(1),
   // print(…) statements, rewritten (check/print-calls.ts), and trace(note): output for the host, always true.
   'internal.print': host(1),
   trace: host(1),
-  lower: host(1),
-  upper: host(1),
   'regex.match': host(2),
   'glob.match': host(3),
 

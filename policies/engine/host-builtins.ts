@@ -16,7 +16,6 @@ import { cidrContains } from './builtins/cidr.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
-import { goToLower, goToUpper } from './builtins/go-case.ts';
 import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
 import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
@@ -266,8 +265,6 @@ const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unk
 const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
   trace,
-  lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
-  upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
   'regex.match': regexMatch,
   'regex.find_n': regexFindNBuiltin,
   'regex.replace': regexReplaceBuiltin,

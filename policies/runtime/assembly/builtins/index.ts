@@ -7,6 +7,7 @@ export * from "./upsert";
 export * from "./aggregates";
 export * from "./numbers";
 export * from "./strings";
+export * from "./case";
 export * from "./trim";
 export * from "./sprintf";
 export * from "./objects";
