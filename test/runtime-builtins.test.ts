@@ -93,7 +93,7 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode', 'lower', 'upper',
+  'base64.decode', 'lower', 'upper', 'net.cidr_contains',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -457,6 +457,46 @@ t.test('base64.encode and base64.decode', async (t) => {
   }
   t.equal(call('base64.encode', json(1)), undefined);
   t.equal(call('base64.decode', json(null)), undefined);
+});
+
+t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t) => {
+  const contains = (cidr: unknown, cidrOrIp: unknown) => result('net.cidr_contains', json(cidr), json(cidrOrIp));
+  t.equal(contains('10.0.0.0/8', '10.1.2.3'), true);
+  t.equal(contains('10.0.0.0/8', '11.0.0.1'), false);
+  t.equal(contains('10.0.0.0/8', '10.20.0.0/16'), true);
+  t.equal(contains('10.0.0.0/16', '10.0.0.0/8'), false);
+  t.equal(contains('10.0.0.0/8', '10.0.0.0/8'), true);
+  t.equal(contains('0.0.0.0/0', '0.0.0.0/8'), true);
+  t.equal(contains('192.168.1.7/24', '192.168.1.200'), true, 'host bits are masked');
+  t.equal(contains('2001:db8::/32', '2001:db8:1::1'), true);
+  t.equal(contains('2001:db8::/32', '2001:db9::1'), false);
+  t.equal(contains('2001:db8::/32', '2001:db8:ab00::/40'), true);
+  t.equal(contains('fd00::/8', 'fd12:3456:789a:1::1'), true);
+  t.equal(contains('10.0.0.0/8', '::ffff:10.1.1.1'), true, 'IPv4-mapped IPv6 is IPv4');
+  t.equal(contains('::ffff:10.0.0.0/104', '10.9.9.9'), true);
+  t.equal(contains('::/0', '1.2.3.4'), false, 'an IPv6 network holds no IPv4 address');
+  t.equal(contains('::/0', '::1'), true);
+  t.equal(contains('10.0.0.0/8', '2001:db8::1'), false);
+  t.equal(contains('10.0.0.0/33', '10.0.0.1'), undefined, 'prefix too long');
+  t.equal(contains('10.0.0.0', '10.0.0.1'), undefined, 'not a CIDR');
+  t.equal(contains('010.0.0.0/8', '10.0.0.1'), undefined, 'leading zeros refused');
+  t.equal(contains('10.0.0.0/8', '10.0.0.256'), undefined);
+  t.equal(contains('10.0.0.0/8', 'fe80::1%eth0'), undefined, 'zones refused');
+  t.equal(contains('2001:db8::/32', '2001:db8:::1'), undefined);
+  t.equal(contains('2001:db8::/32', '1:2:3:4:5:6:7::8'), undefined, ':: must replace a group');
+  t.equal(contains('2001:db8::/32', '2001:db8:0:0:0:0:0:1'), true);
+  t.equal(contains('::ffff:0:0/96', '::ffff:1.2.3.4'), true);
+  t.equal(contains('::/0', '::'), true, 'the unspecified address');
+  t.equal(contains('::/96', '::1.2.3.4'), true, 'an embedded IPv4 address after ::');
+  t.equal(contains('::/0', '1:2:3:4:5:6:1.2.3.4'), true, 'an embedded IPv4 address in the last 32 bits');
+  t.equal(contains('::/0', '1:2:3:4:5:1.2.3.4'), undefined, 'an embedded IPv4 address elsewhere');
+  t.equal(contains('::/0', '1::2::3'), undefined, 'two ::');
+  t.equal(contains('::/0', '12345::'), undefined, 'a group of five digits');
+  t.equal(contains('10.0.0.0/8', '10.1.2.3.'), undefined);
+  t.equal(contains('10.0.0.0/', '10.1.2.3'), undefined, 'no prefix length');
+  t.equal(contains('10.0.0.0/8', '1000.1.2.3'), undefined);
+  t.equal(contains(1, '10.0.0.1'), undefined);
+  t.equal(contains('10.0.0.0/8', null), undefined);
 });
 
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {

@@ -155,9 +155,10 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'base64url.encode_no_pad': native(1),
   'base64url.decode': native(1),
 
+  'net.cidr_contains': native(2),
+
   'time.now_ns': host(0),
   'time.parse_rfc3339_ns': host(1),
-  'net.cidr_contains': host(2),
   'time.parse_duration_ns': host(1),
   'time.add_date': host(4),
   'time.date': host(1),

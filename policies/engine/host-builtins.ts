@@ -12,7 +12,6 @@
 import { RE2JS } from 're2js';
 import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
-import { cidrContains } from './builtins/cidr.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { compileGlob } from './builtins/glob.ts';
@@ -215,12 +214,6 @@ function timeParseRfc3339Ns(s: unknown): ArrayBuffer | undefined {
   return ns === undefined ? undefined : exactInteger(ns);
 }
 
-/** `net.cidr_contains(cidr, cidrOrIp)` for IPv4 and IPv6. */
-function netCidrContains(cidr: unknown, cidrOrIp: unknown): boolean | undefined {
-  if (!isString(cidr) || !isString(cidrOrIp)) return undefined;
-  return cidrContains(cidr, cidrOrIp);
-}
-
 /** `time.parse_duration_ns(s)`. */
 function timeParseDurationNs(s: unknown): ArrayBuffer | undefined {
   const ns = isString(s) ? parseDurationNs(s) : undefined;
@@ -298,7 +291,6 @@ const byOpaName: Record<string, HostBuiltin> = {
     const n = isString(s) ? parseUnits(s) : undefined;
     return typeof n === 'bigint' ? exactInteger(n) : n;
   },
-  'net.cidr_contains': netCidrContains,
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
   'regex.split': regexSplitBuiltin,
   'yaml.marshal': yamlMarshal,

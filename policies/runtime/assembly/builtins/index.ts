@@ -19,3 +19,4 @@ export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
 export * from "./walk";
+export * from "./cidr";
