@@ -82,49 +82,6 @@ t.test('regex.match stays fast on patterns that make backtracking engines explod
   t.ok(Date.now() - started < 2000, 'linear-time matching');
 });
 
-t.test('glob.match follows OPA (gobwas/glob)', async (t) => {
-  // The examples of OPA's documentation.
-  t.equal(call('glob.match', '*.github.com', [], 'api.github.com'), true);
-  t.equal(call('glob.match', '*.github.com', [], 'api.cdn.github.com'), false);
-  t.equal(call('glob.match', '*hub.com', null, 'api.cdn.github.com'), true);
-  t.equal(call('glob.match', '*:github:com', [':'], 'api:github:com'), true);
-  t.equal(call('glob.match', 'api.**.com', [], 'api.github.com'), true);
-  t.equal(call('glob.match', 'api.**.com', [], 'api.cdn.github.com'), true);
-  t.equal(call('glob.match', '?at', [], 'cat'), true);
-  t.equal(call('glob.match', '?at', [], 'at'), false);
-  t.equal(call('glob.match', '[abc]at', [], 'bat'), true);
-  t.equal(call('glob.match', '[abc]at', [], 'fat'), false);
-  t.equal(call('glob.match', '[!abc]at', [], 'fat'), true);
-  t.equal(call('glob.match', '[!abc]at', [], 'cat'), false);
-  t.equal(call('glob.match', '[a-c]at', [], 'cat'), true);
-  t.equal(call('glob.match', '[a-c]at', [], 'fat'), false);
-  t.equal(call('glob.match', '[!a-c]at', [], 'fat'), true);
-  t.equal(call('glob.match', '{cat,bat,[fr]at}', [], 'rat'), true);
-  t.equal(call('glob.match', '{cat,bat,[fr]at}', [], 'at'), false);
-
-  t.equal(call('glob.match', '*', [], 'a.b'), false, '* stops at the default delimiter');
-  t.equal(call('glob.match', '*', null, 'a.b'), true, 'null means no delimiters');
-  t.equal(call('glob.match', '?', [], '.'), false, '? does not match a delimiter');
-  t.equal(call('glob.match', '[.]', [], '.'), true, 'a class matches delimiters too');
-  t.equal(call('glob.match', '/api/*', ['/'], '/api/users'), true);
-  t.equal(call('glob.match', '/api/*', ['/'], '/api/users/1'), false);
-  t.equal(call('glob.match', '/api/**', ['/'], '/api/users/1'), true);
-  t.equal(call('glob.match', 'a\\*b', [], 'a*b'), true, 'escapes');
-  t.equal(call('glob.match', 'a\\*b', [], 'axb'), false);
-  t.equal(call('glob.match', 'a(b)+c|d', [], 'a(b)+c|d'), true, 'regex characters are literal');
-  t.equal(call('glob.match', '{a,{b,c}d}', [], 'cd'), true, 'nested alternatives');
-  t.equal(call('glob.match', 'x,y}', [], 'x,y}'), true, ', and } are text outside braces');
-  t.equal(call('glob.match', '', [], ''), true);
-
-  t.equal(call('glob.match', '[a', [], 'a'), undefined, 'unclosed class');
-  t.equal(call('glob.match', '[]', [], 'a'), undefined, 'empty class');
-  t.equal(call('glob.match', '[z-a]', [], 'a'), undefined, 'reversed range');
-  t.equal(call('glob.match', '*', 'x', 'a'), undefined, 'delimiters must be an array or null');
-  t.equal(call('glob.match', '*', ['ab'], 'a'), undefined, 'delimiters are single characters');
-  t.equal(call('glob.match', 1, [], 'a'), undefined);
-  t.equal(call('glob.match', '*', [], 1), undefined);
-});
-
 t.test('time.now_ns is nanoseconds since the epoch, fixed within one evaluation', async (t) => {
   const before = BigInt(Date.now()) * 1_000_000n;
   const now = integerCall('time.now_ns');

@@ -93,7 +93,7 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode', 'lower', 'upper', 'net.cidr_contains',
+  'base64.decode', 'lower', 'upper', 'net.cidr_contains', 'glob.match',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -497,6 +497,66 @@ t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t
   t.equal(contains('10.0.0.0/8', '1000.1.2.3'), undefined);
   t.equal(contains(1, '10.0.0.1'), undefined);
   t.equal(contains('10.0.0.0/8', null), undefined);
+});
+
+t.test('glob.match follows OPA (gobwas/glob)', async (t) => {
+  const glob = (pattern: unknown, delimiters: unknown, match: unknown) => result('glob.match', json(pattern), json(delimiters), json(match));
+  // The examples of OPA's documentation.
+  t.equal(glob('*.github.com', [], 'api.github.com'), true);
+  t.equal(glob('*.github.com', [], 'api.cdn.github.com'), false);
+  t.equal(glob('*hub.com', null, 'api.cdn.github.com'), true);
+  t.equal(glob('*:github:com', [':'], 'api:github:com'), true);
+  t.equal(glob('api.**.com', [], 'api.github.com'), true);
+  t.equal(glob('api.**.com', [], 'api.cdn.github.com'), true);
+  t.equal(glob('?at', [], 'cat'), true);
+  t.equal(glob('?at', [], 'at'), false);
+  t.equal(glob('[abc]at', [], 'bat'), true);
+  t.equal(glob('[abc]at', [], 'fat'), false);
+  t.equal(glob('[!abc]at', [], 'fat'), true);
+  t.equal(glob('[!abc]at', [], 'cat'), false);
+  t.equal(glob('[a-c]at', [], 'cat'), true);
+  t.equal(glob('[a-c]at', [], 'fat'), false);
+  t.equal(glob('[!a-c]at', [], 'fat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'rat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'at'), false);
+
+  t.equal(glob('*', [], 'a.b'), false, '* stops at the default delimiter');
+  t.equal(glob('*', null, 'a.b'), true, 'null means no delimiters');
+  t.equal(glob('?', [], '.'), false, '? does not match a delimiter');
+  t.equal(glob('[.]', [], '.'), true, 'a class matches delimiters too');
+  t.equal(glob('/api/*', ['/'], '/api/users'), true);
+  t.equal(glob('/api/*', ['/'], '/api/users/1'), false);
+  t.equal(glob('/api/**', ['/'], '/api/users/1'), true);
+  t.equal(glob('a\\*b', [], 'a*b'), true, 'escapes');
+  t.equal(glob('a\\*b', [], 'axb'), false);
+  t.equal(glob('a(b)+c|d', [], 'a(b)+c|d'), true, 'regex characters are literal');
+  t.equal(glob('{a,{b,c}d}', [], 'cd'), true, 'nested alternatives');
+  t.equal(glob('x,y}', [], 'x,y}'), true, ', and } are text outside braces');
+  t.equal(glob('', [], ''), true);
+
+  t.equal(glob('[a', [], 'a'), undefined, 'unclosed class');
+  t.equal(glob('[]', [], 'a'), undefined, 'empty class');
+  t.equal(glob('[z-a]', [], 'a'), undefined, 'reversed range');
+  t.equal(glob('*', 'x', 'a'), undefined, 'delimiters must be an array or null');
+  t.equal(glob('*', ['ab'], 'a'), undefined, 'delimiters are single characters');
+  t.equal(glob('*', [1], 'a'), undefined, 'delimiters are strings');
+  t.equal(glob('*', [''], 'a'), undefined);
+  t.equal(glob('*', ['😀'], 'a😀b'), false, 'a delimiter beyond the BMP');
+  t.equal(glob('[😀-😂]', null, '😁'), true, 'ranges of code points');
+  t.equal(glob('{a,b', [], 'b'), true, 'a group left open ends with the pattern');
+  t.equal(glob('{}x', [], 'x'), true, 'an empty group matches nothing');
+  t.equal(glob('a\\', [], 'a'), true, 'a trailing backslash is dropped');
+  t.equal(glob('[\\]]', [], ']'), true, 'escapes in a class');
+  t.equal(glob('***', [], 'a.b'), true, '** then *');
+  t.equal(glob(1, [], 'a'), undefined);
+  t.equal(glob('*', [], 1), undefined);
+});
+
+t.test('glob.match takes time bounded by pattern × subject', async (t) => {
+  const started = Date.now();
+  t.equal(result('glob.match', json('*a*a*a*a*a*a*a*a*b'), json(null), json('a'.repeat(20000))), false);
+  t.equal(result('glob.match', json('{a,{a,{a,aa}}}*{a,aa}*c'), json(null), json('a'.repeat(20000))), false);
+  t.ok(Date.now() - started < 2000, 'no backtracking');
 });
 
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {

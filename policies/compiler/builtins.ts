@@ -113,7 +113,6 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'internal.print': host(1),
   trace: host(1),
   'regex.match': host(2),
-  'glob.match': host(3),
 
   'object.get': native(3),
   'object.keys': native(1),
@@ -156,6 +155,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'base64url.decode': native(1),
 
   'net.cidr_contains': native(2),
+  'glob.match': native(3),
 
   'time.now_ns': host(0),
   'time.parse_rfc3339_ns': host(1),

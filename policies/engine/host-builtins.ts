@@ -14,7 +14,6 @@ import { hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
-import { compileGlob } from './builtins/glob.ts';
 import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
 import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
@@ -26,12 +25,11 @@ import { newUuid, uuidParse } from './builtins/uuid.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
-/** OPA keeps 100 compiled patterns of each kind; so do we. */
+/** OPA keeps 100 compiled regular expressions; so do we. */
 const PATTERN_CACHE_SIZE = 100;
 
 /** A compiled pattern, or null for one that does not compile (remembered so it is not retried). */
 const regexCache = new BoundedCache<string, RE2JS | null>(PATTERN_CACHE_SIZE);
-const globCache = new BoundedCache<string, RegExp | null>(PATTERN_CACHE_SIZE);
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 
@@ -70,32 +68,6 @@ function regexFindNBuiltin(pattern: unknown, value: unknown, n: unknown): string
 function regexReplaceBuiltin(s: unknown, pattern: unknown, value: unknown): string | undefined {
   const re = compiledRegex(pattern);
   return re && isString(s) && isString(value) ? regexReplace(re, s, value) : undefined;
-}
-
-/**
- * `glob.match(pattern, delimiters, match)`. `delimiters` null means none; an empty array means
- * the default `["."]`; every element must be a one-character string.
- */
-function globMatch(pattern: unknown, delimiters: unknown, match: unknown): boolean | undefined {
-  if (!isString(pattern) || !isString(match)) return undefined;
-  let delims: string[];
-  if (delimiters === null) {
-    delims = [];
-  } else if (Array.isArray(delimiters)) {
-    if (!delimiters.every((d) => isString(d) && [...d].length === 1)) return undefined;
-    delims = delimiters.length === 0 ? ['.'] : delimiters;
-  } else {
-    return undefined;
-  }
-  const key = `${pattern}-${delims.join('')}`;
-  const glob = globCache.getOrCreate(key, () => {
-    try {
-      return compileGlob(pattern, delims);
-    } catch {
-      return null;
-    }
-  });
-  return glob ? glob.test(match) : undefined;
 }
 
 /**
@@ -261,7 +233,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'regex.match': regexMatch,
   'regex.find_n': regexFindNBuiltin,
   'regex.replace': regexReplaceBuiltin,
-  'glob.match': globMatch,
   'time.now_ns': timeNowNs,
   'time.parse_rfc3339_ns': timeParseRfc3339Ns,
   'time.parse_duration_ns': timeParseDurationNs,

@@ -20,3 +20,4 @@ export * from "./graph";
 export * from "./json-patch";
 export * from "./walk";
 export * from "./cidr";
+export * from "./glob";
