@@ -6,6 +6,7 @@ import { planProgram } from '../policies/compiler/plan/planner.ts';
 import { CompileError } from '../policies/compiler/errors.ts';
 import type { Block, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
 import { hostBuiltinsUsed } from '../policies/compiler/plan/host-builtins-used.ts';
+import { ZONE_OFFSET_BUILTIN } from '../policies/compiler/builtins.ts';
 
 function plan(sources: Record<string, string>, entrypoints: string[]): Policy {
   const modules = Object.entries(sources).map(([file, text]) => parseModule(file, text));
@@ -140,4 +141,5 @@ h := digest("a")`,
   );
   t.same(hostBuiltinsUsed(policy), ['crypto.sha256', 'semver.is_valid', 'units.parse_bytes'], 'in functions, under not, in comprehensions; native ones (count, lower) left out');
   t.same(hostBuiltinsUsed(plan({ 'q.rego': 'package q\nimport rego.v1\nallow if input.x == 1' }, ['q/allow'])), [], 'none');
+  t.same(hostBuiltinsUsed(plan({ 'z.rego': 'package z\nimport rego.v1\nd := time.date(input.t)' }, ['z/d'])), [ZONE_OFFSET_BUILTIN], 'a time builtin that may be given a named zone');
 });

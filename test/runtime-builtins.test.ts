@@ -2,6 +2,7 @@ import t from 'tap';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
 import { goToLower, goToUpper } from '../scripts/case-tables/go-case.ts';
+import { RFC3339_CASES } from './fixtures/rfc3339-cases.ts';
 
 // The string, collection, type and encoding builtins of the policy runtime, called directly as
 // Wasm exports. Expected results are what OPA 1.x (Go topdown) returns; undefined stands for
@@ -33,7 +34,7 @@ const instance = await WebAssembly.instantiate(compiled, {
     },
     opa_println: () => {},
   },
-  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0 },
+  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0, zone_offset: () => 0 },
 });
 const x = instance.exports as unknown as Exports;
 
@@ -93,7 +94,8 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode', 'lower', 'upper', 'net.cidr_contains', 'glob.match',
+  'base64.decode', 'lower', 'upper', 'net.cidr_contains', 'glob.match', 'time.parse_rfc3339_ns', 'time.parse_duration_ns',
+  'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -557,6 +559,83 @@ t.test('glob.match takes time bounded by pattern × subject', async (t) => {
   t.equal(result('glob.match', json('*a*a*a*a*a*a*a*a*b'), json(null), json('a'.repeat(20000))), false);
   t.equal(result('glob.match', json('{a,{a,{a,aa}}}*{a,aa}*c'), json(null), json('a'.repeat(20000))), false);
   t.ok(Date.now() - started < 2000, 'no backtracking');
+});
+
+/** A builtin's integer result as the exact integer of its JSON text, or undefined. */
+const integer = (name: string, ...operands: Operand[]): bigint | undefined => {
+  const text = call(name, ...operands);
+  return text === undefined ? undefined : BigInt(text);
+};
+
+t.test('time.parse_rfc3339_ns parses like Go time.RFC3339, to exact nanoseconds', async (t) => {
+  for (const [text, ns, why] of RFC3339_CASES) t.equal(integer('time.parse_rfc3339_ns', json(text)), ns, why ?? JSON.stringify(text));
+});
+
+t.test('time.parse_duration_ns parses like Go time.ParseDuration', async (t) => {
+  const duration = (s: unknown) => integer('time.parse_duration_ns', json(s));
+  t.equal(duration('1h30m'), 5_400_000_000_000n);
+  t.equal(duration('1.5s'), 1_500_000_000n);
+  t.equal(duration('-2m'), -120_000_000_000n);
+  t.equal(duration('+300ms'), 300_000_000n);
+  t.equal(duration('1µs'), 1_000n, 'micro sign');
+  t.equal(duration('1μs'), 1_000n, 'Greek mu');
+  t.equal(duration('1us2ns'), 1_002n);
+  t.equal(duration('0'), 0n);
+  t.equal(duration('-0'), 0n);
+  t.equal(duration('.5h1.m'), 1_860_000_000_000n, 'a number may start or end with its point');
+  t.equal(duration('1.0000000001s'), 1_000_000_000n, 'the fraction is truncated to nanoseconds');
+  t.equal(duration('2562047h47m16.854775807s'), 2n ** 63n - 1n, 'the largest duration');
+  t.equal(duration('-2562047h47m16.854775808s'), -(2n ** 63n), 'the smallest');
+  t.equal(duration('2562047h47m16.854775808s'), undefined, 'beyond int64');
+  t.equal(duration('99999999999999999999h'), undefined);
+  t.equal(duration('1'), undefined, 'a unit is required');
+  t.equal(duration('1d'), undefined, 'no days');
+  t.equal(duration('.s'), 0n, "Go reads '.' as zero");
+  t.equal(duration(''), undefined);
+  t.equal(duration('1.2.3s'), undefined);
+  t.equal(duration(1), undefined);
+});
+
+t.test('time.date, time.clock, time.weekday and time.add_date in UTC', async (t) => {
+  t.same(result('time.date', json(1577836800000000000)), [2020, 1, 1]);
+  t.same(result('time.clock', json(1577840523000000000)), [1, 2, 3]);
+  t.same(result('time.date', '[1577836800000000000, "UTC"]'), [2020, 1, 1]);
+  t.same(result('time.date', '[1577836800000000000, ""]'), [2020, 1, 1], '"" is UTC');
+  t.same(result('time.date', '[1577836800000000000]'), [2020, 1, 1], 'a zone is optional');
+  t.same(result('time.date', '[1577836800000000000, "UTC", "2006"]'), [2020, 1, 1], "time.format's layout is allowed");
+  t.same(result('time.date', json(-1)), [1969, 12, 31], 'before the epoch, floored');
+  t.same(result('time.clock', json(-1)), [23, 59, 59]);
+  t.same(result('time.date', '-9223372036854775808'), [1677, 9, 21], 'the first int64 nanosecond');
+  t.same(result('time.date', '9223372036854775807'), [2262, 4, 11], 'the last');
+  t.same(result('time.date', json(951782400000000000)), [2000, 2, 29], 'a leap day of a century divisible by 400');
+  t.equal(result('time.weekday', json(1577836800000000000)), 'Wednesday');
+  t.equal(result('time.weekday', json(0)), 'Thursday');
+  t.equal(result('time.weekday', json(-1)), 'Wednesday');
+  t.equal(call('time.date', json(1.5)), undefined, 'not an integer');
+  t.equal(call('time.date', '1e19'), undefined, 'beyond int64');
+  t.equal(call('time.date', '[]'), undefined);
+  t.equal(call('time.date', '[0, 1]'), undefined, 'a zone is a string');
+  t.equal(call('time.date', json('2020-01-01')), undefined);
+  t.equal(call('time.date', '[0, "Europe/Paris"]'), undefined, 'a named zone the host did not answer for');
+
+  const add = (...operands: string[]) => integer('time.add_date', ...operands);
+  t.equal(add('1577836800000000000', '0', '1', '30'), 1583107200000000000n);
+  t.equal(add('1548892800000000000', '0', '1', '0'), 1551571200000000000n, '2019-01-31 plus a month is 2019-03-03');
+  t.equal(add('1577836800000000000', '-1', '0', '0'), 1546300800000000000n);
+  t.equal(add('1609459200000000001', '0', '0', '1'), 1609545600000000001n, 'exact beyond 2^53');
+  t.equal(add('[1577836800000000000, "UTC"]', '0', '0', '1'), 1577923200000000000n, 'a time in UTC');
+  t.equal(add('0', '300', '0', '0'), undefined, 'beyond int64');
+  t.equal(add('0', '0', '0', '1e12'), undefined);
+  t.equal(add('0', '0', '0', '1.5'), undefined, 'not an integer');
+  t.equal(add(json('2020-01-01'), '0', '0', '1'), undefined);
+});
+
+t.test('time.diff borrows as OPA does', async (t) => {
+  t.same(result('time.diff', json(1577836800000000000), json(1614834367000000000)), [1, 2, 3, 5, 6, 7]);
+  t.same(result('time.diff', json(1614834367000000000), json(1577836800000000000)), [1, 2, 3, 5, 6, 7], 'either order');
+  t.same(result('time.diff', json(1580428800000000000), json(1583020800000000000)), [0, 1, 1, 0, 0, 0], "the earlier month's days");
+  t.same(result('time.diff', json(0), json(0)), [0, 0, 0, 0, 0, 0]);
+  t.equal(call('time.diff', json(0), json('x')), undefined);
 });
 
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {

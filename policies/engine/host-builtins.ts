@@ -10,12 +10,12 @@
  * (the function returns `undefined`) rather than failing the evaluation.
  */
 import { RE2JS } from 're2js';
-import { hostImportName } from '../compiler/builtins.ts';
+import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { regexFindN, regexReplace, regexSplit } from './builtins/go-regexp.ts';
-import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
+import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime, zoneOffsetSeconds } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
@@ -234,12 +234,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'regex.find_n': regexFindNBuiltin,
   'regex.replace': regexReplaceBuiltin,
   'time.now_ns': timeNowNs,
-  'time.parse_rfc3339_ns': timeParseRfc3339Ns,
-  'time.parse_duration_ns': timeParseDurationNs,
-  'time.add_date': timeAddDate,
-  'time.date': timeDate,
-  'time.clock': timeClock,
-  'time.diff': timeDiffBuiltin,
   'crypto.sha256': (x: unknown) => (isString(x) ? sha256Hex(x) : undefined),
   'crypto.hmac.md5': hmacBuiltin('md5'),
   'crypto.hmac.sha1': hmacBuiltin('sha1'),
@@ -274,7 +268,30 @@ const byOpaName: Record<string, HostBuiltin> = {
   'uuid.rfc4122': uuidRfc4122,
 };
 
+/**
+ * Builtins Gatehouse's modules run inside the module but OPA's own Wasm leaves to the host: a
+ * module built by `opa build -t wasm` imports them, so the host still answers them, by OPA name.
+ */
+const forOpaBuiltModules: Record<string, HostBuiltin> = {
+  'time.parse_rfc3339_ns': timeParseRfc3339Ns,
+  'time.parse_duration_ns': timeParseDurationNs,
+  'time.add_date': timeAddDate,
+  'time.date': timeDate,
+  'time.clock': timeClock,
+  'time.diff': timeDiffBuiltin,
+};
+
+/** The names of the builtins the host answers only for modules built by `opa build`. */
+export const OPA_BUILT_MODULE_BUILTINS: ReadonlySet<string> = new Set(Object.keys(forOpaBuiltModules));
+
+/** `ZONE_OFFSET_BUILTIN(unixSeconds, zone)`: what the module's time builtins ask for a named zone. */
+function zoneOffset(unixSeconds: unknown, zone: unknown): number | undefined {
+  return Number.isInteger(unixSeconds) && isString(zone) ? zoneOffsetSeconds(unixSeconds as number, zone) : undefined;
+}
+
 /** The host builtins by the names modules import them by, as `loadPolicy` takes them. */
-export const hostBuiltins: Record<string, HostBuiltin> = Object.fromEntries(
-  Object.entries(byOpaName).map(([name, builtin]) => [hostImportName(name), builtin]),
-);
+export const hostBuiltins: Record<string, HostBuiltin> = {
+  ...Object.fromEntries(Object.entries(byOpaName).map(([name, builtin]) => [hostImportName(name), builtin])),
+  ...forOpaBuiltModules,
+  [ZONE_OFFSET_BUILTIN]: zoneOffset,
+};

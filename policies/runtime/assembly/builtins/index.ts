@@ -21,3 +21,5 @@ export * from "./json-patch";
 export * from "./walk";
 export * from "./cidr";
 export * from "./glob";
+export * from "./time-parse";
+export * from "./time";
