@@ -3,6 +3,9 @@
  * handed to `loadPolicy` (OPA's Wasm modules call them through the `opa_builtinN` imports, and
  * modules built by `opa build -t wasm` call theirs the same way), each under the name the module
  * imports it by (`hostImportName`: `gatehouse.yaml.marshal` for a name the SDK would answer itself).
+ * Besides those: `gatehouse.time.zone_offset` (ZONE_OFFSET_BUILTIN), which the module's time
+ * builtins ask for a named zone, and the time builtins OPA's own Wasm leaves to the host, for
+ * modules built by `opa build`.
  *
  * Each receives its operands as parsed JSON and returns a JSON-able value, or an ArrayBuffer of
  * JSON text for a value JavaScript cannot hold exactly (see `exactInteger`). As in OPA without
