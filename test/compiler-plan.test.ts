@@ -6,6 +6,7 @@ import { planProgram } from '../policies/compiler/plan/planner.ts';
 import { CompileError } from '../policies/compiler/errors.ts';
 import type { Block, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
 import { hostBuiltinsUsed } from '../policies/compiler/plan/host-builtins-used.ts';
+import { ZONE_OFFSET_BUILTIN } from '../policies/compiler/builtins.ts';
 
 function plan(sources: Record<string, string>, entrypoints: string[]): Policy {
   const modules = Object.entries(sources).map(([file, text]) => parseModule(file, text));
@@ -130,14 +131,15 @@ import rego.v1
 text(x) := yaml.marshal(x)
 allow if {
   some s in input.items
-  not startswith(lower(s), "x")
+  not io.jwt.verify_rs256(lower(s), "key")
   count(input.items) > 0
 }
-names := [upper(n) | some n in input.names]
+names := [uuid.rfc4122(n) | some n in input.names]
 h := text("a")`,
     },
     ['p/allow', 'p/names', 'p/h'],
   );
-  t.same(hostBuiltinsUsed(policy), ['lower', 'upper', 'yaml.marshal'], 'in functions, under not, in comprehensions; native ones (count, startswith) left out');
+  t.same(hostBuiltinsUsed(policy), ['io.jwt.verify_rs256', 'uuid.rfc4122', 'yaml.marshal'], 'in functions, under not, in comprehensions; native ones (count, lower) left out');
   t.same(hostBuiltinsUsed(plan({ 'q.rego': 'package q\nimport rego.v1\nallow if input.x == 1' }, ['q/allow'])), [], 'none');
+  t.same(hostBuiltinsUsed(plan({ 'z.rego': 'package z\nimport rego.v1\nd := time.date(input.t)' }, ['z/d'])), [ZONE_OFFSET_BUILTIN], 'a time builtin that may be given a named zone');
 });

@@ -57,7 +57,7 @@ t.test('bundles from opa build -t wasm', async (t) => {
   t.same(engine.evaluate('fixture-v1', { a: 1 }, 1).value, { a: 1 }, 'entrypoint by id');
   t.equal(engine.evaluate('fixture-v1', false, 1).value, false, 'falsy inputs are inputs');
   t.equal(engine.evaluate('fixture-v1', undefined, 1).value, undefined, 'no input, no value');
-  t.equal(engine.evaluate('fixture-v1', 'gâte', 'fixture/upper').value, 'GÂTE', 'host builtins are wired in');
+  t.equal(engine.evaluate('fixture-v1', 'gâte', 'fixture/sha256').value, createHash('sha256').update('gâte').digest('hex'), 'host builtins are wired in');
   t.same(engine.evaluateJson('fixture-v1', '{"b":[true,"é"],"a":null}', 'fixture/input').value, { a: null, b: [true, 'é'] }, 'an input given as JSON text');
   t.equal(engine.evaluateJson('fixture-v1', '0', 1).value, 0, 'falsy JSON texts are inputs');
   t.equal(engine.evaluateJson('fixture-v1', '{"a":', 1).value, undefined, 'a text that is not JSON is no input');

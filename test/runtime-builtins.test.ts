@@ -2,6 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 import t from 'tap';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
+import { goToLower, goToUpper } from '../scripts/case-tables/go-case.ts';
+import { RFC3339_CASES } from './fixtures/rfc3339-cases.ts';
 
 // The string, collection, type and encoding builtins of the policy runtime, called directly as
 // Wasm exports. Expected results are what OPA 1.x (Go topdown) returns; undefined stands for
@@ -33,7 +35,7 @@ const instance = await WebAssembly.instantiate(compiled, {
     },
     opa_println: () => {},
   },
-  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0 },
+  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0, zone_offset: () => 0 },
 });
 const x = instance.exports as unknown as Exports;
 
@@ -93,7 +95,8 @@ const MINE = [
   'object.get', 'object.keys', 'object.union', 'object.remove', 'array.concat', 'array.slice',
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
-  'base64.decode',
+  'base64.decode', 'lower', 'upper', 'net.cidr_contains', 'glob.match', 'time.parse_rfc3339_ns', 'time.parse_duration_ns',
+  'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -129,6 +132,38 @@ t.test('split', async (t) => {
   t.same(result('split', json('aaa'), json('aa')), ['', 'a'], 'non-overlapping matches');
   t.equal(call('split', json(1), json(',')), undefined);
   t.equal(call('split', json('a'), json(null)), undefined);
+});
+
+t.test('lower and upper map code points like Go', async (t) => {
+  t.equal(result('lower', json('AbC')), 'abc');
+  t.equal(result('upper', json('AbC')), 'ABC');
+  t.equal(result('upper', json('straße')), 'STRAßE', 'ß has no single-code-point uppercase');
+  t.equal(result('lower', json('İSTANBUL')), 'istanbul', 'İ lowercases to a plain i');
+  t.equal(result('lower', json('ΟΔΟΣ')), 'οδοσ', 'no final-sigma context rule');
+  t.equal(result('upper', json('ﬁ')), 'ﬁ', 'ligatures stay');
+  t.equal(result('upper', json('ᾳ')), 'ᾼ', 'simple mapping to the prosgegrammeni form');
+  t.equal(result('upper', json('émigré ǆ')), 'ÉMIGRÉ Ǆ');
+  t.equal(result('lower', json('Ā ā Ǆ ǅ K')), 'ā ā ǆ ǆ k', 'alternating pairs, title case, the Kelvin sign');
+  t.equal(result('upper', json('𐐨 😀')), '𐐀 😀', 'beyond the BMP');
+  t.equal(result('lower', json('')), '');
+  t.equal(result('lower', callValue('base64.decode', json('QcOB/0I='))), 'aá\ufffdb', 'an invalid byte becomes U+FFFD');
+  t.equal(call('lower', json(1)), undefined);
+  t.equal(call('upper', json(null)), undefined);
+});
+
+t.test('lower and upper agree with go-case.ts (what the tables are generated from) on every code point', async (t) => {
+  const heap = x.opa_heap_ptr_get!();
+  let differences = 0;
+  for (let from = 0; from <= 0x10ffff; from += 0x1000) {
+    let text = '';
+    for (let cp = from; cp < from + 0x1000 && cp <= 0x10ffff; cp++) {
+      if (cp < 0xd800 || cp > 0xdfff) text += String.fromCodePoint(cp);
+    }
+    if (result('lower', json(text)) !== goToLower(text)) differences++;
+    if (result('upper', json(text)) !== goToUpper(text)) differences++;
+    x.opa_heap_ptr_set!(heap);
+  }
+  t.equal(differences, 0, 'blocks of 4096 code points mapped differently');
 });
 
 t.test('trim, trim_left, trim_right: cutsets are sets of code points', async (t) => {
@@ -425,6 +460,183 @@ t.test('base64.encode and base64.decode', async (t) => {
   }
   t.equal(call('base64.encode', json(1)), undefined);
   t.equal(call('base64.decode', json(null)), undefined);
+});
+
+t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t) => {
+  const contains = (cidr: unknown, cidrOrIp: unknown) => result('net.cidr_contains', json(cidr), json(cidrOrIp));
+  t.equal(contains('10.0.0.0/8', '10.1.2.3'), true);
+  t.equal(contains('10.0.0.0/8', '11.0.0.1'), false);
+  t.equal(contains('10.0.0.0/8', '10.20.0.0/16'), true);
+  t.equal(contains('10.0.0.0/16', '10.0.0.0/8'), false);
+  t.equal(contains('10.0.0.0/8', '10.0.0.0/8'), true);
+  t.equal(contains('0.0.0.0/0', '0.0.0.0/8'), true);
+  t.equal(contains('192.168.1.7/24', '192.168.1.200'), true, 'host bits are masked');
+  t.equal(contains('2001:db8::/32', '2001:db8:1::1'), true);
+  t.equal(contains('2001:db8::/32', '2001:db9::1'), false);
+  t.equal(contains('2001:db8::/32', '2001:db8:ab00::/40'), true);
+  t.equal(contains('fd00::/8', 'fd12:3456:789a:1::1'), true);
+  t.equal(contains('10.0.0.0/8', '::ffff:10.1.1.1'), true, 'IPv4-mapped IPv6 is IPv4');
+  t.equal(contains('::ffff:10.0.0.0/104', '10.9.9.9'), true);
+  t.equal(contains('::/0', '1.2.3.4'), false, 'an IPv6 network holds no IPv4 address');
+  t.equal(contains('::/0', '::1'), true);
+  t.equal(contains('10.0.0.0/8', '2001:db8::1'), false);
+  t.equal(contains('10.0.0.0/33', '10.0.0.1'), undefined, 'prefix too long');
+  t.equal(contains('10.0.0.0', '10.0.0.1'), undefined, 'not a CIDR');
+  t.equal(contains('010.0.0.0/8', '10.0.0.1'), undefined, 'leading zeros refused');
+  t.equal(contains('10.0.0.0/8', '10.0.0.256'), undefined);
+  t.equal(contains('10.0.0.0/8', 'fe80::1%eth0'), undefined, 'zones refused');
+  t.equal(contains('2001:db8::/32', '2001:db8:::1'), undefined);
+  t.equal(contains('2001:db8::/32', '1:2:3:4:5:6:7::8'), undefined, ':: must replace a group');
+  t.equal(contains('2001:db8::/32', '2001:db8:0:0:0:0:0:1'), true);
+  t.equal(contains('::ffff:0:0/96', '::ffff:1.2.3.4'), true);
+  t.equal(contains('::/0', '::'), true, 'the unspecified address');
+  t.equal(contains('::/96', '::1.2.3.4'), true, 'an embedded IPv4 address after ::');
+  t.equal(contains('::/0', '1:2:3:4:5:6:1.2.3.4'), true, 'an embedded IPv4 address in the last 32 bits');
+  t.equal(contains('::/0', '1:2:3:4:5:1.2.3.4'), undefined, 'an embedded IPv4 address elsewhere');
+  t.equal(contains('::/0', '1::2::3'), undefined, 'two ::');
+  t.equal(contains('::/0', '12345::'), undefined, 'a group of five digits');
+  t.equal(contains('10.0.0.0/8', '10.1.2.3.'), undefined);
+  t.equal(contains('10.0.0.0/', '10.1.2.3'), undefined, 'no prefix length');
+  t.equal(contains('10.0.0.0/8', '1000.1.2.3'), undefined);
+  t.equal(contains(1, '10.0.0.1'), undefined);
+  t.equal(contains('10.0.0.0/8', null), undefined);
+});
+
+t.test('glob.match follows OPA (gobwas/glob)', async (t) => {
+  const glob = (pattern: unknown, delimiters: unknown, match: unknown) => result('glob.match', json(pattern), json(delimiters), json(match));
+  // The examples of OPA's documentation.
+  t.equal(glob('*.github.com', [], 'api.github.com'), true);
+  t.equal(glob('*.github.com', [], 'api.cdn.github.com'), false);
+  t.equal(glob('*hub.com', null, 'api.cdn.github.com'), true);
+  t.equal(glob('*:github:com', [':'], 'api:github:com'), true);
+  t.equal(glob('api.**.com', [], 'api.github.com'), true);
+  t.equal(glob('api.**.com', [], 'api.cdn.github.com'), true);
+  t.equal(glob('?at', [], 'cat'), true);
+  t.equal(glob('?at', [], 'at'), false);
+  t.equal(glob('[abc]at', [], 'bat'), true);
+  t.equal(glob('[abc]at', [], 'fat'), false);
+  t.equal(glob('[!abc]at', [], 'fat'), true);
+  t.equal(glob('[!abc]at', [], 'cat'), false);
+  t.equal(glob('[a-c]at', [], 'cat'), true);
+  t.equal(glob('[a-c]at', [], 'fat'), false);
+  t.equal(glob('[!a-c]at', [], 'fat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'rat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'at'), false);
+
+  t.equal(glob('*', [], 'a.b'), false, '* stops at the default delimiter');
+  t.equal(glob('*', null, 'a.b'), true, 'null means no delimiters');
+  t.equal(glob('?', [], '.'), false, '? does not match a delimiter');
+  t.equal(glob('[.]', [], '.'), true, 'a class matches delimiters too');
+  t.equal(glob('/api/*', ['/'], '/api/users'), true);
+  t.equal(glob('/api/*', ['/'], '/api/users/1'), false);
+  t.equal(glob('/api/**', ['/'], '/api/users/1'), true);
+  t.equal(glob('a\\*b', [], 'a*b'), true, 'escapes');
+  t.equal(glob('a\\*b', [], 'axb'), false);
+  t.equal(glob('a(b)+c|d', [], 'a(b)+c|d'), true, 'regex characters are literal');
+  t.equal(glob('{a,{b,c}d}', [], 'cd'), true, 'nested alternatives');
+  t.equal(glob('x,y}', [], 'x,y}'), true, ', and } are text outside braces');
+  t.equal(glob('', [], ''), true);
+
+  t.equal(glob('[a', [], 'a'), undefined, 'unclosed class');
+  t.equal(glob('[]', [], 'a'), undefined, 'empty class');
+  t.equal(glob('[z-a]', [], 'a'), undefined, 'reversed range');
+  t.equal(glob('*', 'x', 'a'), undefined, 'delimiters must be an array or null');
+  t.equal(glob('*', ['ab'], 'a'), undefined, 'delimiters are single characters');
+  t.equal(glob('*', [1], 'a'), undefined, 'delimiters are strings');
+  t.equal(glob('*', [''], 'a'), undefined);
+  t.equal(glob('*', ['😀'], 'a😀b'), false, 'a delimiter beyond the BMP');
+  t.equal(glob('[😀-😂]', null, '😁'), true, 'ranges of code points');
+  t.equal(glob('{a,b', [], 'b'), true, 'a group left open ends with the pattern');
+  t.equal(glob('{}x', [], 'x'), true, 'an empty group matches nothing');
+  t.equal(glob('a\\', [], 'a'), true, 'a trailing backslash is dropped');
+  t.equal(glob('[\\]]', [], ']'), true, 'escapes in a class');
+  t.equal(glob('***', [], 'a.b'), true, '** then *');
+  t.equal(glob(1, [], 'a'), undefined);
+  t.equal(glob('*', [], 1), undefined);
+});
+
+t.test('glob.match takes time bounded by pattern × subject', async (t) => {
+  const started = Date.now();
+  t.equal(result('glob.match', json('*a*a*a*a*a*a*a*a*b'), json(null), json('a'.repeat(20000))), false);
+  t.equal(result('glob.match', json('{a,{a,{a,aa}}}*{a,aa}*c'), json(null), json('a'.repeat(20000))), false);
+  t.ok(Date.now() - started < 2000, 'no backtracking');
+});
+
+/** A builtin's integer result as the exact integer of its JSON text, or undefined. */
+const integer = (name: string, ...operands: Operand[]): bigint | undefined => {
+  const text = call(name, ...operands);
+  return text === undefined ? undefined : BigInt(text);
+};
+
+t.test('time.parse_rfc3339_ns parses like Go time.RFC3339, to exact nanoseconds', async (t) => {
+  for (const [text, ns, why] of RFC3339_CASES) t.equal(integer('time.parse_rfc3339_ns', json(text)), ns, why ?? JSON.stringify(text));
+});
+
+t.test('time.parse_duration_ns parses like Go time.ParseDuration', async (t) => {
+  const duration = (s: unknown) => integer('time.parse_duration_ns', json(s));
+  t.equal(duration('1h30m'), 5_400_000_000_000n);
+  t.equal(duration('1.5s'), 1_500_000_000n);
+  t.equal(duration('-2m'), -120_000_000_000n);
+  t.equal(duration('+300ms'), 300_000_000n);
+  t.equal(duration('1µs'), 1_000n, 'micro sign');
+  t.equal(duration('1μs'), 1_000n, 'Greek mu');
+  t.equal(duration('1us2ns'), 1_002n);
+  t.equal(duration('0'), 0n);
+  t.equal(duration('-0'), 0n);
+  t.equal(duration('.5h1.m'), 1_860_000_000_000n, 'a number may start or end with its point');
+  t.equal(duration('1.0000000001s'), 1_000_000_000n, 'the fraction is truncated to nanoseconds');
+  t.equal(duration('2562047h47m16.854775807s'), 2n ** 63n - 1n, 'the largest duration');
+  t.equal(duration('-2562047h47m16.854775808s'), -(2n ** 63n), 'the smallest');
+  t.equal(duration('2562047h47m16.854775808s'), undefined, 'beyond int64');
+  t.equal(duration('99999999999999999999h'), undefined);
+  t.equal(duration('1'), undefined, 'a unit is required');
+  t.equal(duration('1d'), undefined, 'no days');
+  t.equal(duration('.s'), 0n, "Go reads '.' as zero");
+  t.equal(duration(''), undefined);
+  t.equal(duration('1.2.3s'), undefined);
+  t.equal(duration(1), undefined);
+});
+
+t.test('time.date, time.clock, time.weekday and time.add_date in UTC', async (t) => {
+  t.same(result('time.date', json(1577836800000000000)), [2020, 1, 1]);
+  t.same(result('time.clock', json(1577840523000000000)), [1, 2, 3]);
+  t.same(result('time.date', '[1577836800000000000, "UTC"]'), [2020, 1, 1]);
+  t.same(result('time.date', '[1577836800000000000, ""]'), [2020, 1, 1], '"" is UTC');
+  t.same(result('time.date', '[1577836800000000000]'), [2020, 1, 1], 'a zone is optional');
+  t.same(result('time.date', '[1577836800000000000, "UTC", "2006"]'), [2020, 1, 1], "time.format's layout is allowed");
+  t.same(result('time.date', json(-1)), [1969, 12, 31], 'before the epoch, floored');
+  t.same(result('time.clock', json(-1)), [23, 59, 59]);
+  t.same(result('time.date', '-9223372036854775808'), [1677, 9, 21], 'the first int64 nanosecond');
+  t.same(result('time.date', '9223372036854775807'), [2262, 4, 11], 'the last');
+  t.same(result('time.date', json(951782400000000000)), [2000, 2, 29], 'a leap day of a century divisible by 400');
+  t.equal(result('time.weekday', json(1577836800000000000)), 'Wednesday');
+  t.equal(result('time.weekday', json(0)), 'Thursday');
+  t.equal(result('time.weekday', json(-1)), 'Wednesday');
+  t.equal(call('time.date', json(1.5)), undefined, 'not an integer');
+  t.equal(call('time.date', '1e19'), undefined, 'beyond int64');
+  t.equal(call('time.date', '[]'), undefined);
+  t.equal(call('time.date', '[0, 1]'), undefined, 'a zone is a string');
+  t.equal(call('time.date', json('2020-01-01')), undefined);
+  t.equal(call('time.date', '[0, "Europe/Paris"]'), undefined, 'a named zone the host did not answer for');
+
+  const add = (...operands: string[]) => integer('time.add_date', ...operands);
+  t.equal(add('1577836800000000000', '0', '1', '30'), 1583107200000000000n);
+  t.equal(add('1548892800000000000', '0', '1', '0'), 1551571200000000000n, '2019-01-31 plus a month is 2019-03-03');
+  t.equal(add('1577836800000000000', '-1', '0', '0'), 1546300800000000000n);
+  t.equal(add('1609459200000000001', '0', '0', '1'), 1609545600000000001n, 'exact beyond 2^53');
+  t.equal(add('[1577836800000000000, "UTC"]', '0', '0', '1'), 1577923200000000000n, 'a time in UTC');
+  t.equal(add('0', '300', '0', '0'), undefined, 'beyond int64');
+  t.equal(add('0', '0', '0', '1e12'), undefined);
+  t.equal(add('0', '0', '0', '1.5'), undefined, 'not an integer');
+  t.equal(add(json('2020-01-01'), '0', '0', '1'), undefined);
+});
+
+t.test('time.diff borrows as OPA does', async (t) => {
+  t.same(result('time.diff', json(1577836800000000000), json(1614834367000000000)), [1, 2, 3, 5, 6, 7]);
+  t.same(result('time.diff', json(1614834367000000000), json(1577836800000000000)), [1, 2, 3, 5, 6, 7], 'either order');
+  t.same(result('time.diff', json(1580428800000000000), json(1583020800000000000)), [0, 1, 1, 0, 0, 0], "the earlier month's days");
+  t.same(result('time.diff', json(0), json(0)), [0, 0, 0, 0, 0, 0]);
+  t.equal(call('time.diff', json(0), json('x')), undefined);
 });
 
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {

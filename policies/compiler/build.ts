@@ -2,7 +2,7 @@
  * Building policies from directories and files: every `<name>-v<N>.rego` becomes
  * `<name>-v<N>.wasm`, or, with entrypoints picked as `opa build -e` does, each module holding
  * them (see policy-selection.ts); each is compiled with all the non-test modules (the other files
- * are libraries every policy can import), `manifest.json` indexes the result, and `sources/`
+ * are libraries every policy can import), `manifest.json` indexes the result, and `.sources/`
  * keeps the text each module was compiled from.
  *
  * The build is all-or-nothing. Everything is compiled in memory first; any compile error, in any
