@@ -1,17 +1,21 @@
 // The console's shell: sign-in, the navigation, and which page the address (its #fragment)
-// shows. Pages: the inbox (#/), a decision (#/decisions/<id>), audit and policies (#/audit).
+// shows. Pages: the inbox (#/), a decision (#/decisions/<id>), audit and policies (#/audit), a
+// policy with its Rego (#/policies/<name>).
 import { html, render, Component } from './html.js';
 import { ApiError, onUnauthenticated, redeemCode, SIGN_IN_CODE, signIn, signOut, whoAmI } from './api.js';
 import { Live } from './live.js';
 import { Inbox } from './inbox.js';
 import { DecisionPage } from './decision.js';
 import { AuditPage } from './audit.js';
+import { PolicyPage } from './policy.js';
 
 function route() {
   const hash = location.hash.replace(/^#/, '') || '/';
   const decision = /^\/decisions\/([^/?]+)$/.exec(hash);
   if (decision) return { page: 'decision', id: decodeURIComponent(decision[1]) };
   if (hash === '/audit') return { page: 'audit' };
+  const policy = /^\/policies\/([^/?]+)$/.exec(hash);
+  if (policy) return { page: 'policy', name: decodeURIComponent(policy[1]) };
   return { page: 'inbox' };
 }
 
@@ -118,6 +122,7 @@ class App extends Component {
     const { me, route } = this.state;
     if (route.page === 'decision') return html`<${DecisionPage} key=${route.id} id=${route.id} me=${me} live=${this.live} />`;
     if (route.page === 'audit') return html`<${AuditPage} me=${me} />`;
+    if (route.page === 'policy') return html`<${PolicyPage} key=${route.name} name=${route.name} />`;
     return html`<${Inbox} me=${me} live=${this.live} />`;
   }
 
@@ -129,7 +134,7 @@ class App extends Component {
       <header class="top">
         <nav aria-label="Console">
           <a href="#/" aria-current=${route.page === 'inbox' ? 'page' : undefined}>Inbox</a>
-          <a href="#/audit" aria-current=${route.page === 'audit' ? 'page' : undefined}>Audit & policies</a>
+          <a href="#/audit" aria-current=${route.page === 'audit' || route.page === 'policy' ? 'page' : undefined}>Audit & policies</a>
         </nav>
         <div class="who">
           <span class="live ${live}" role="status">${live === 'live' ? 'Live' : live === 'offline' ? 'Offline: reconnecting' : 'Connecting…'}</span>

@@ -1,5 +1,6 @@
-// Audit and policies: the loaded policies and their module hashes, the audit chain checked on
-// demand, and a search of the audit log by trace reference or decision id.
+// Audit and policies: the loaded policies and their module hashes (each linking to its Rego,
+// policy.js), the audit chain checked on demand, and a search of the audit log by trace
+// reference or decision id.
 import { html, Component } from './html.js';
 import { api } from './api.js';
 import { hasScope, when } from './decision-rules.js';
@@ -51,13 +52,13 @@ export class AuditPage extends Component {
           <h2 id="policies-h">Loaded policies</h2>
           ${policiesError && html`<p class="error" role="alert">${policiesError}</p>`}
           ${policies &&
-          html`<div class="table-wrap">
+          html`<div class="table-wrap" tabindex="0" role="region" aria-label="Loaded policies">
             <table class="policies">
               <thead><tr><th scope="col">Policy</th><th scope="col">Version</th><th scope="col">Module hash</th><th scope="col">Sources</th></tr></thead>
               <tbody>
                 ${policies.map(
                   (p) => html`<tr key=${p.name}>
-                    <td>${p.name}</td>
+                    <td><a href=${`#/policies/${encodeURIComponent(p.name)}`}>${p.name}</a></td>
                     <td>${p.version ?? '—'}</td>
                     <td class="hash">${p.moduleHash}</td>
                     <td>${p.origin ? `${p.origin}: ` : ''}${p.sources.join(', ') || '—'}${p.revision ? ` (revision ${p.revision})` : ''}</td>

@@ -8,7 +8,7 @@ import { AuditEntries, TraceSteps } from './trace-view.js';
 const DONE = { approve: 'Approved', reject: 'Rejected', execute: 'Executed', cancel: 'Cancelled' };
 
 function Context({ context }) {
-  if (typeof context === 'string') return context ? html`<pre class="text">${context}</pre>` : html`<p>None.</p>`;
+  if (typeof context === 'string') return context ? html`<pre class="text" tabindex="0" aria-label="Context">${context}</pre>` : html`<p>None.</p>`;
   if (!context.length) return html`<p>None.</p>`;
   return html`
     <dl class="pairs">
@@ -29,7 +29,7 @@ function Held({ held }) {
         <div><dt>State</dt><dd>${held.state}</dd></div>
       </dl>
       <h3>Body${held.request.truncated ? ` (first part of ${held.request.bodyBytes} bytes)` : ''}</h3>
-      ${held.request.bodyBytes ? html`<pre class="text">${held.request.body}</pre>` : html`<p>Empty.</p>`}
+      ${held.request.bodyBytes ? html`<pre class="text" tabindex="0" aria-label="Request body">${held.request.body}</pre>` : html`<p>Empty.</p>`}
     </section>
   `;
 }
@@ -133,7 +133,7 @@ export class DecisionPage extends Component {
         <section aria-labelledby="policy-h">
           <h2 id="policy-h">Policy</h2>
           <dl class="pairs">
-            <div><dt>Policy</dt><dd>${d.policy}${policyVersion(d.policy) !== null ? ` (version ${policyVersion(d.policy)})` : ''}</dd></div>
+            <div><dt>Policy</dt><dd><a href=${`#/policies/${encodeURIComponent(d.policy)}`}>${d.policy}</a>${policyVersion(d.policy) !== null ? ` (version ${policyVersion(d.policy)})` : ''}</dd></div>
             <div><dt>Module</dt><dd class="hash">${d.moduleHash}</dd></div>
             <div><dt>Created</dt><dd>${when(d.createdAt)} by ${d.createdBy}</dd></div>
             <div><dt>Audit trail</dt><dd><code>${d.auditTrail}</code></dd></div>

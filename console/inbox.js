@@ -86,11 +86,12 @@ export class Inbox extends Component {
     `;
   }
 
-  render(_, { filters, cursors, page, counts, error }) {
+  render({ me }, { filters, cursors, page, counts, error }) {
     const pending = counts?.nextAction ?? {};
     return html`
       <main id="main" tabindex="-1">
         <h1>Inbox</h1>
+        <p class="env">Environment: <strong>${me.env}</strong>, your key's: a key sees only its own environment's decisions.</p>
         <p class="summary">
           <button type="button" class="chip" onClick=${() => this.quick('approve')} aria-pressed=${filters.nextAction === 'approve'}>
             Awaiting approval: ${pending.approve ?? 0}

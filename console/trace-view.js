@@ -25,7 +25,7 @@ function stepText(step) {
 export function AuditEntries({ entries }) {
   if (!entries.length) return html`<p>No audit entries.</p>`;
   return html`
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Audit entries">
       <table class="entries">
         <caption class="visually-hidden">Audit entries</caption>
         <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Call</th><th scope="col">Status</th><th scope="col">Key</th><th scope="col">Hash</th></tr></thead>

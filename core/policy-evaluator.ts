@@ -13,6 +13,8 @@ export interface PolicyInfo {
   sources?: readonly string[];
   /** An OPA bundle's revision, from its manifest. */
   revision?: string;
+  /** The Rego text the module was compiled from, by file, when the engine kept it. */
+  modules?: ReadonlyArray<{ path: string; text: string }>;
 }
 
 export interface PolicyEvaluation {

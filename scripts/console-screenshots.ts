@@ -74,6 +74,7 @@ try {
   await shoot(reviewer.key, { width: 390, height: 844 }, '#/', 'inbox-phone.png', rollout.title);
   // The CFO's view: the second approval the invoice waits for is theirs to give.
   await shoot(other.key, { width: 1280, height: 800 }, `#/decisions/${invoice.id}`, 'decision.png', 'Impact trace');
+  await shoot(reviewer.key, { width: 1280, height: 800 }, '#/policies/spend-approval-v1', 'policy.png', 'spend-approval-v1.rego');
 } finally {
   await browser.close();
   await server.close();

@@ -6,6 +6,7 @@ import { planProgram } from '../policies/compiler/plan/planner.ts';
 import { CompileError } from '../policies/compiler/errors.ts';
 import type { Block, Policy, Stmt } from '../policies/compiler/plan/ir.ts';
 import { hostBuiltinsUsed } from '../policies/compiler/plan/host-builtins-used.ts';
+import { ZONE_OFFSET_BUILTIN } from '../policies/compiler/builtins.ts';
 
 function plan(sources: Record<string, string>, entrypoints: string[]): Policy {
   const modules = Object.entries(sources).map(([file, text]) => parseModule(file, text));
@@ -127,17 +128,18 @@ t.test('the host builtins a plan calls, wherever the calls are', async (t) => {
     {
       'p.rego': `package p
 import rego.v1
-digest(x) := crypto.sha256(x)
+text(x) := yaml.marshal(x)
 allow if {
   some s in input.items
-  not startswith(lower(s), "x")
+  not io.jwt.verify_rs256(lower(s), "key")
   count(input.items) > 0
 }
-names := [upper(n) | some n in input.names]
-h := digest("a")`,
+names := [uuid.rfc4122(n) | some n in input.names]
+h := text("a")`,
     },
     ['p/allow', 'p/names', 'p/h'],
   );
-  t.same(hostBuiltinsUsed(policy), ['crypto.sha256', 'lower', 'upper'], 'in functions, under not, in comprehensions; native ones (count, startswith) left out');
+  t.same(hostBuiltinsUsed(policy), ['io.jwt.verify_rs256', 'uuid.rfc4122', 'yaml.marshal'], 'in functions, under not, in comprehensions; native ones (count, lower) left out');
   t.same(hostBuiltinsUsed(plan({ 'q.rego': 'package q\nimport rego.v1\nallow if input.x == 1' }, ['q/allow'])), [], 'none');
+  t.same(hostBuiltinsUsed(plan({ 'z.rego': 'package z\nimport rego.v1\nd := time.date(input.t)' }, ['z/d'])), [ZONE_OFFSET_BUILTIN], 'a time builtin that may be given a named zone');
 });

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
-import { bundledEngine } from './helpers/policies.ts';
+import { BUNDLED_POLICIES, bundledEngine } from './helpers/policies.ts';
 import { routePolicies, routesFile, send, startUpstream } from './helpers/upstream.ts';
 
 // What the console reads, against a real server: decisions newest first, filtered by next action
@@ -73,6 +75,19 @@ t.test('the loaded policies, and the audit chain verified on demand', async (t) 
   t.match(spend, { family: 'spend-approval', version: 1, moduleHash: engine.info('spend-approval-v1').moduleHash, origin: 'rego' });
   t.ok(spend.sources.includes('spend-approval-v1.rego'), 'with the Rego sources it was built from');
   t.same(policies.json.data.map((p: { name: string }) => p.name), engine.names(), 'every loaded policy');
+  const detail = await call(url, 'GET', '/v1/policies/spend-approval-v1', { key: reviewer.key });
+  t.equal(detail.status, 200, detail.text);
+  t.match(detail.json, spend, 'one policy, as listed');
+  t.same(
+    detail.json.modules.map((m: { path: string }) => m.path),
+    spend.sources,
+    'with the text of every module it was compiled from',
+  );
+  const own = detail.json.modules.find((m: { path: string }) => m.path === 'spend-approval-v1.rego');
+  t.equal(own.text, readFileSync(join(BUNDLED_POLICIES, 'spend-approval-v1.rego'), 'utf8'), 'the Rego as written');
+  const missing = await call(url, 'GET', '/v1/policies/no-such-v1', { key: reviewer.key });
+  t.match([missing.status, missing.json], [404, { code: 'not_found', detail: /no-such-v1/ }], 'an unknown policy is a problem+json 404');
+  t.equal((await call(url, 'GET', '/v1/policies/spend-approval-v1')).status, 401, 'reading it takes a key');
 
   t.equal((await call(url, 'GET', '/v1/audit/status', { key: reviewer.key })).status, 403, 'verifying the chain is an admin call');
   const status = await call(url, 'GET', '/v1/audit/status', { key: admin });

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap';
 import { call, issueKey, startTestServer } from './helpers/gatehouse.ts';
-import { bundledEngine } from './helpers/policies.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BUNDLED_POLICIES, bundledEngine } from './helpers/policies.ts';
 import { freshPage, launchBrowser, signIn } from './helpers/browser.ts';
 
 // The approvals console in a real Chromium against a real server: two reviewers, each in a
@@ -41,6 +43,7 @@ t.test('a decision goes from the inbox to executed: live, approved by a second r
   t.equal(storage, '{}{}', 'nothing is stored at all');
   t.notOk(first.page.url().includes(alice.key), 'nor in the URL');
 
+  t.match(await first.page.locator('main .env').innerText(), /Environment: sandbox/, "the inbox says which environment it lists: the key's");
   const { id } = await create('Deploy web to production', 82);
   const item = first.page.locator(`li[data-id="${id}"]`);
   await item.waitFor();
@@ -134,7 +137,7 @@ t.test('signed out, the console shows nothing but the sign-in form', async (t) =
   t.notMatch(await page.locator('body').innerText(), /Quarterly budget transfer/, 'a reload after signing out shows nothing either');
 });
 
-t.test('audit and policies: loaded policies, the chain verified, a trace found by decision id', async (t) => {
+t.test('audit and policies: loaded policies and their Rego, the chain verified, a trace found by decision id', async (t) => {
   const { url, admin, browser, create } = await setup(t);
   const { id } = await create('Open the firewall', 95);
   // The bootstrap admin is a production key, which signs in only with a code (test/console-production.test.ts): a sandbox admin is quicker here.
@@ -145,6 +148,13 @@ t.test('audit and policies: loaded policies, the chain verified, a trace found b
   const row = page.locator('tr', { has: page.locator('td:first-child', { hasText: /^spend-approval-v1$/ }) });
   await row.waitFor();
   t.match(await row.innerText(), new RegExp(engine.info('spend-approval-v1').moduleHash), 'each policy with its module hash');
+  await row.getByRole('link', { name: 'spend-approval-v1' }).click();
+  const own = page.getByLabel('Rego source spend-approval-v1.rego');
+  await own.waitFor();
+  t.equal((await own.innerText()).trim(), readFileSync(join(BUNDLED_POLICIES, 'spend-approval-v1.rego'), 'utf8').trim(), "the policy's own Rego, as compiled");
+  const library = page.locator('details', { has: page.locator('summary', { hasText: /^lib\// }) }).first();
+  t.equal(await library.getAttribute('open'), null, 'the libraries it was compiled with are listed, folded');
+  await page.getByRole('link', { name: '← Audit & policies' }).click();
   await page.getByRole('button', { name: 'Verify the chain' }).click();
   await page.locator('.chain').filter({ hasText: 'Intact' }).waitFor();
   t.match(await page.locator('.chain').innerText(), /Last verified entry\s+#\d+/, 'the last verified entry');

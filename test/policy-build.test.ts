@@ -1,9 +1,11 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { buildPolicies, policyNameOf } from '../policies/compiler/build.ts';
 import { CompileErrors } from '../policies/compiler/errors.ts';
 import { formatTestReport, runPolicyTests } from '../policies/compiler/test-runner.ts';
+import { loadRegistry } from '../policies/engine/registry.ts';
+import { readSources } from '../policies/compiler/source-tree.ts';
 
 // These compile real modules (and, on a fresh checkout, the runtime first).
 t.setTimeout(300_000);
@@ -69,10 +71,25 @@ t.test('buildPolicies compiles each policy with every library', async (t) => {
     t.ok(result.compiled[name]!.moduleBytes > 0, `${name} module size`);
     t.match(result.compiled[name]!.ir, /\S/, `${name} plan`);
   }
-  t.same((await readdir(out)).sort(), ['alpha-v1.wasm', 'beta-v2.wasm', 'data.json', 'manifest.json']);
+  t.same((await readdir(out)).sort(), ['.sources', 'alpha-v1.wasm', 'beta-v2.wasm', 'data.json', 'manifest.json']);
   const manifest = JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8'));
   t.notOk('compiled' in manifest, 'measurements stay out of the manifest');
   t.same(manifest.policies, result.policies);
+
+  const texts = { 'alpha-v1.rego': ALPHA, 'lib/util.rego': LIBRARY, 'nested/beta-v2.rego': BETA };
+  for (const [file, text] of Object.entries(texts)) t.equal(await readFile(path.join(out, '.sources', file), 'utf8'), text, `.sources/${file} keeps the text compiled`);
+  t.same((await readdir(path.join(out, '.sources'))).sort(), ['alpha-v1.rego', 'lib', 'nested'], 'tests are not among the sources kept');
+  t.same(
+    (await readSources([path.join(root, 'src')])).modules.map((m) => m.relative),
+    ['alpha-v1.rego', 'lib/util.rego', 'nested/beta-v2.rego'],
+    'the kept copies are never read as sources, even without the build directory excluded',
+  );
+
+  await writeFile(path.join(root, 'src', 'nested', 'beta-v2.rego'), 'package gatehouse.beta.v2\n\nok := false\n');
+  const { registry } = await loadRegistry(out);
+  t.same(registry.get('beta-v2')!.info.modules, Object.entries(texts).map(([p, text]) => ({ path: p, text })), 'the loaded policy carries the text it was compiled from, not what the file holds now');
+  await rm(path.join(out, '.sources'), { recursive: true });
+  t.same((await loadRegistry(out)).registry.get('beta-v2')!.info.modules, [], 'a build without kept sources loads, with no text');
 });
 
 t.test('every compile error is reported once, and nothing is written', async (t) => {

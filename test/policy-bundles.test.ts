@@ -65,6 +65,8 @@ async function signedBundle(dir: string, name: string, files: Files, by: Signer,
 }
 
 const wasmFiles = (extra: Files = {}): Files => ({ 'policy.wasm': opaAbiFixture(), ...extra });
+/** Rego as `opa build` puts it in a bundle beside the module. */
+const RELEASED_REGO = 'package released\n\nallow := true\n';
 
 function keysOf(...signers: Signer[]): BundleVerificationKeys {
   return new Map(signers.map((s) => [s.kid, s.jwk]));
@@ -247,7 +249,7 @@ t.test('gatehouse serve: the option, the policies it loads, and what the API and
   t.match(settings([], {}), { bundleKeysFile: undefined }, 'none unless given');
 
   const src = path.join(root, 'src');
-  const files = wasmFiles({ '.manifest': JSON.stringify({ revision: 'v42', roots: [''] }) });
+  const files = wasmFiles({ '.manifest': JSON.stringify({ revision: 'v42', roots: [''] }), 'policy/released.rego': RELEASED_REGO });
   await signedBundle(src, 'released-v1', files, rsa);
   await writeBundle(path.join(src, 'unsigned-v1.tar.gz'), files);
   const engine = await openPolicies({ policiesDir: src, dataDir: path.join(root, 'data'), bundleKeysFile: keysFile, policyCacheDir: undefined, policyMaxIterations: undefined }, false);
@@ -258,6 +260,8 @@ t.test('gatehouse serve: the option, the policies it loads, and what the API and
   const reader = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:read'] });
   const list = await call(url, 'GET', '/v1/policies', { key: reader.key });
   t.match(list.json.data, [{ name: 'released-v1', origin: 'bundle', sources: ['released-v1.tar.gz'], revision: 'v42' }], 'GET /v1/policies shows the revision');
+  const detail = await call(url, 'GET', '/v1/policies/released-v1', { key: reader.key });
+  t.same(detail.json.modules, [{ path: 'policy/released.rego', text: RELEASED_REGO }], "a bundle's Rego is what it carries");
   const ready = await call(url, 'GET', '/readyz');
   t.equal(ready.json.status, 'degraded', 'a refused bundle degrades readiness');
   t.same(ready.json.notLoaded, [

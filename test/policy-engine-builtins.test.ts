@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
@@ -85,6 +86,94 @@ t.test('the new builtins answer through the engine as OPA does', async (t) => {
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/patched'), [{ result: doc.patched }], 'json.patch runs inside the module');
     t.same(plain.evaluate(input, 'gatehouse/builtins/v1/secret_paths'), [{ result: doc.secret_paths }], 'so does walk');
   });
+});
+
+// Builtins that run inside the module: a module using them answers the same loaded by a plain
+// \`loadPolicy(bytes)\`, with no builtins handed to it.
+const STANDALONE = `package gatehouse.standalone.v1
+
+cases := [lower("ÀB İ"), upper("straße ǆ"), net.cidr_contains("10.0.0.0/8", "::ffff:10.1.2.3"), net.cidr_contains("2001:db8::/32", "2001:db9::/48"), glob.match("api.**.{com,org}", [], "api.a.b.org"), glob.match("*.com", null, "a.b.com"), glob.match("*.com", [], "a.b.com")]
+
+times := [
+	time.parse_rfc3339_ns("2021-01-01T00:00:00.000000001Z") - time.parse_rfc3339_ns("2021-01-01T00:00:00Z"),
+	time.parse_duration_ns("1h30m"),
+	time.add_date(1609459200000000001, 0, 1, 0) == 1612137600000000001,
+	time.date([1577836800000000000, "UTC"]),
+	time.clock(1577840523000000000),
+	time.weekday(1577836800000000000),
+	time.diff(1577836800000000000, 1614834367000000000),
+]
+
+in_new_york := time.date([1577836800000000000, "America/New_York"])
+`;
+
+t.test('a module using the builtins Gatehouse runs natively answers under a plain loadPolicy', async (t) => {
+  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const wasm = await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module));
+  const plain = await loadPolicy(wasm);
+  t.same(plain.evaluate({}, 'gatehouse/standalone/v1/cases'), [{ result: ['àb i', 'STRAßE Ǆ', true, false, true, true, false] }]);
+  t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/cases').value, ['àb i', 'STRAßE Ǆ', true, false, true, true, false], 'as the engine answers');
+
+  // Nanoseconds beyond 2^53 are compared inside the policy, where they are exact.
+  const times = [1, 5400000000000, true, [2020, 1, 1], [1, 2, 3], 'Wednesday', [1, 2, 3, 5, 6, 7]];
+  t.same(plain.evaluate({}, 'gatehouse/standalone/v1/times'), [{ result: times }], 'the time builtins, in UTC');
+  t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/times').value, times, 'as the engine answers');
+  t.throws(() => plain.evaluate({}, 'gatehouse/standalone/v1/in_new_york'), /not implemented.*gatehouse\.time\.zone_offset/, 'a named zone needs the host, and says so');
+  t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/in_new_york').value, [2019, 12, 31], 'which the engine is');
+});
+
+// The crypto, token, version, unit and uuid builtins, which also run inside the module: no
+// builtins are handed to the SDK, which fails any call to one it lacks.
+const STANDALONE_PURE = `package gatehouse.standalone.v1
+
+digests := [crypto.md5(input.text), crypto.sha1(input.text), crypto.sha256(input.text)]
+
+macs := [crypto.hmac.md5(input.text, input.key), crypto.hmac.sha1(input.text, input.key), crypto.hmac.sha256(input.text, input.key), crypto.hmac.sha512(input.text, input.key)]
+
+macs_equal := [crypto.hmac.equal(macs[0], macs[0]), crypto.hmac.equal(macs[0], macs[1])]
+
+token := io.jwt.decode(input.token)
+
+token_verified := [io.jwt.verify_hs256(input.token, "secret"), io.jwt.verify_hs256(input.token, "wrong")]
+
+versions := [semver.is_valid(input.version), semver.compare(input.version, "1.10.0")]
+
+sizes := [units.parse_bytes(input.size), units.parse(input.size), units.parse("250m")]
+
+id := uuid.parse(input.id)
+`;
+
+t.test('a module using the crypto, token, version, unit and uuid builtins answers under a plain loadPolicy', async (t) => {
+  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE_PURE } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const plain = await loadPolicy(await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module)));
+
+  const input = {
+    text: 'grüße',
+    key: 'schlüssel',
+    token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImlzcyI6ImdhdGVob3VzZSIsImFkbWluIjp0cnVlfQ.NtYISo5tfydUUZBl4BSoZqGVkK__4te_NZyc7DiPlnA',
+    version: '1.9.0-rc.1',
+    size: '1.5Gi',
+    id: 'c2fc67c2-47f2-11ee-b67a-9f3619c7493f',
+  };
+  const [{ result }] = plain.evaluate(input, 'gatehouse/standalone/v1') as Array<{ result: Record<string, unknown> }>;
+  const mac = (algorithm: string) => createHmac(algorithm, input.key).update(input.text).digest('hex');
+  t.same(result.digests, ['md5', 'sha1', 'sha256'].map((a) => createHash(a).update(input.text).digest('hex')));
+  t.same(result.macs, ['md5', 'sha1', 'sha256', 'sha512'].map(mac));
+  t.same(result.macs_equal, [true, false]);
+  t.same(result.token, [{ alg: 'HS256', typ: 'JWT' }, { sub: 'alice', iss: 'gatehouse', admin: true }, '36d6084a8e6d7f2754519065e014a866a19590afffe2d7bf359c9cec388f9670']);
+  t.same(result.token_verified, [true, false]);
+  t.same(result.versions, [true, -1]);
+  t.same(result.sizes, [1610612736, 1610612736, 0.25]);
+  t.match(result.id, { version: 1, variant: 'RFC4122', nodeid: '9f-36-19-c7-49-3f', macvariables: 'local:multicast', clocksequence: 13946 });
+  t.same(engine.evaluate('standalone-v1', input).value, result, 'the engine answers the same');
 });
 
 const REGEX_POLICY = `package gatehouse.regex.v1

@@ -1,7 +1,10 @@
+import { createHash, createHmac } from 'node:crypto';
 import t from 'tap';
 import { RE2JS } from 're2js';
 import { BUILTINS, nativeExportName } from '../policies/compiler/builtins.ts';
 import { ensureRuntime } from '../policies/runtime/build.ts';
+import { goToLower, goToUpper } from '../scripts/case-tables/go-case.ts';
+import { RFC3339_CASES } from './fixtures/rfc3339-cases.ts';
 
 // The string, collection, type and encoding builtins of the policy runtime, called directly as
 // Wasm exports. Expected results are what OPA 1.x (Go topdown) returns; undefined stands for
@@ -33,7 +36,7 @@ const instance = await WebAssembly.instantiate(compiled, {
     },
     opa_println: () => {},
   },
-  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0 },
+  gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0, zone_offset: () => 0 },
 });
 const x = instance.exports as unknown as Exports;
 
@@ -94,7 +97,8 @@ const MINE = [
   'union', 'intersection', 'is_string', 'is_number', 'is_boolean', 'is_array', 'is_object',
   'is_set', 'is_null', 'type_name', 'json.marshal', 'json.unmarshal', 'base64.encode',
   'base64.decode', 'regex.match', 'regex.is_valid', 'regex.find_n', 'regex.find_all_string_submatch_n',
-  'regex.replace', 'regex.split',
+  'regex.replace', 'regex.split', 'lower', 'upper', 'net.cidr_contains', 'glob.match', 'time.parse_rfc3339_ns',
+  'time.parse_duration_ns', 'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -130,6 +134,38 @@ t.test('split', async (t) => {
   t.same(result('split', json('aaa'), json('aa')), ['', 'a'], 'non-overlapping matches');
   t.equal(call('split', json(1), json(',')), undefined);
   t.equal(call('split', json('a'), json(null)), undefined);
+});
+
+t.test('lower and upper map code points like Go', async (t) => {
+  t.equal(result('lower', json('AbC')), 'abc');
+  t.equal(result('upper', json('AbC')), 'ABC');
+  t.equal(result('upper', json('straße')), 'STRAßE', 'ß has no single-code-point uppercase');
+  t.equal(result('lower', json('İSTANBUL')), 'istanbul', 'İ lowercases to a plain i');
+  t.equal(result('lower', json('ΟΔΟΣ')), 'οδοσ', 'no final-sigma context rule');
+  t.equal(result('upper', json('ﬁ')), 'ﬁ', 'ligatures stay');
+  t.equal(result('upper', json('ᾳ')), 'ᾼ', 'simple mapping to the prosgegrammeni form');
+  t.equal(result('upper', json('émigré ǆ')), 'ÉMIGRÉ Ǆ');
+  t.equal(result('lower', json('Ā ā Ǆ ǅ K')), 'ā ā ǆ ǆ k', 'alternating pairs, title case, the Kelvin sign');
+  t.equal(result('upper', json('𐐨 😀')), '𐐀 😀', 'beyond the BMP');
+  t.equal(result('lower', json('')), '');
+  t.equal(result('lower', callValue('base64.decode', json('QcOB/0I='))), 'aá\ufffdb', 'an invalid byte becomes U+FFFD');
+  t.equal(call('lower', json(1)), undefined);
+  t.equal(call('upper', json(null)), undefined);
+});
+
+t.test('lower and upper agree with go-case.ts (what the tables are generated from) on every code point', async (t) => {
+  const heap = x.opa_heap_ptr_get!();
+  let differences = 0;
+  for (let from = 0; from <= 0x10ffff; from += 0x1000) {
+    let text = '';
+    for (let cp = from; cp < from + 0x1000 && cp <= 0x10ffff; cp++) {
+      if (cp < 0xd800 || cp > 0xdfff) text += String.fromCodePoint(cp);
+    }
+    if (result('lower', json(text)) !== goToLower(text)) differences++;
+    if (result('upper', json(text)) !== goToUpper(text)) differences++;
+    x.opa_heap_ptr_set!(heap);
+  }
+  t.equal(differences, 0, 'blocks of 4096 code points mapped differently');
 });
 
 t.test('trim, trim_left, trim_right: cutsets are sets of code points', async (t) => {
@@ -428,6 +464,183 @@ t.test('base64.encode and base64.decode', async (t) => {
   t.equal(call('base64.decode', json(null)), undefined);
 });
 
+t.test('net.cidr_contains handles IPv4, IPv6 and networks like Go net', async (t) => {
+  const contains = (cidr: unknown, cidrOrIp: unknown) => result('net.cidr_contains', json(cidr), json(cidrOrIp));
+  t.equal(contains('10.0.0.0/8', '10.1.2.3'), true);
+  t.equal(contains('10.0.0.0/8', '11.0.0.1'), false);
+  t.equal(contains('10.0.0.0/8', '10.20.0.0/16'), true);
+  t.equal(contains('10.0.0.0/16', '10.0.0.0/8'), false);
+  t.equal(contains('10.0.0.0/8', '10.0.0.0/8'), true);
+  t.equal(contains('0.0.0.0/0', '0.0.0.0/8'), true);
+  t.equal(contains('192.168.1.7/24', '192.168.1.200'), true, 'host bits are masked');
+  t.equal(contains('2001:db8::/32', '2001:db8:1::1'), true);
+  t.equal(contains('2001:db8::/32', '2001:db9::1'), false);
+  t.equal(contains('2001:db8::/32', '2001:db8:ab00::/40'), true);
+  t.equal(contains('fd00::/8', 'fd12:3456:789a:1::1'), true);
+  t.equal(contains('10.0.0.0/8', '::ffff:10.1.1.1'), true, 'IPv4-mapped IPv6 is IPv4');
+  t.equal(contains('::ffff:10.0.0.0/104', '10.9.9.9'), true);
+  t.equal(contains('::/0', '1.2.3.4'), false, 'an IPv6 network holds no IPv4 address');
+  t.equal(contains('::/0', '::1'), true);
+  t.equal(contains('10.0.0.0/8', '2001:db8::1'), false);
+  t.equal(contains('10.0.0.0/33', '10.0.0.1'), undefined, 'prefix too long');
+  t.equal(contains('10.0.0.0', '10.0.0.1'), undefined, 'not a CIDR');
+  t.equal(contains('010.0.0.0/8', '10.0.0.1'), undefined, 'leading zeros refused');
+  t.equal(contains('10.0.0.0/8', '10.0.0.256'), undefined);
+  t.equal(contains('10.0.0.0/8', 'fe80::1%eth0'), undefined, 'zones refused');
+  t.equal(contains('2001:db8::/32', '2001:db8:::1'), undefined);
+  t.equal(contains('2001:db8::/32', '1:2:3:4:5:6:7::8'), undefined, ':: must replace a group');
+  t.equal(contains('2001:db8::/32', '2001:db8:0:0:0:0:0:1'), true);
+  t.equal(contains('::ffff:0:0/96', '::ffff:1.2.3.4'), true);
+  t.equal(contains('::/0', '::'), true, 'the unspecified address');
+  t.equal(contains('::/96', '::1.2.3.4'), true, 'an embedded IPv4 address after ::');
+  t.equal(contains('::/0', '1:2:3:4:5:6:1.2.3.4'), true, 'an embedded IPv4 address in the last 32 bits');
+  t.equal(contains('::/0', '1:2:3:4:5:1.2.3.4'), undefined, 'an embedded IPv4 address elsewhere');
+  t.equal(contains('::/0', '1::2::3'), undefined, 'two ::');
+  t.equal(contains('::/0', '12345::'), undefined, 'a group of five digits');
+  t.equal(contains('10.0.0.0/8', '10.1.2.3.'), undefined);
+  t.equal(contains('10.0.0.0/', '10.1.2.3'), undefined, 'no prefix length');
+  t.equal(contains('10.0.0.0/8', '1000.1.2.3'), undefined);
+  t.equal(contains(1, '10.0.0.1'), undefined);
+  t.equal(contains('10.0.0.0/8', null), undefined);
+});
+
+t.test('glob.match follows OPA (gobwas/glob)', async (t) => {
+  const glob = (pattern: unknown, delimiters: unknown, match: unknown) => result('glob.match', json(pattern), json(delimiters), json(match));
+  // The examples of OPA's documentation.
+  t.equal(glob('*.github.com', [], 'api.github.com'), true);
+  t.equal(glob('*.github.com', [], 'api.cdn.github.com'), false);
+  t.equal(glob('*hub.com', null, 'api.cdn.github.com'), true);
+  t.equal(glob('*:github:com', [':'], 'api:github:com'), true);
+  t.equal(glob('api.**.com', [], 'api.github.com'), true);
+  t.equal(glob('api.**.com', [], 'api.cdn.github.com'), true);
+  t.equal(glob('?at', [], 'cat'), true);
+  t.equal(glob('?at', [], 'at'), false);
+  t.equal(glob('[abc]at', [], 'bat'), true);
+  t.equal(glob('[abc]at', [], 'fat'), false);
+  t.equal(glob('[!abc]at', [], 'fat'), true);
+  t.equal(glob('[!abc]at', [], 'cat'), false);
+  t.equal(glob('[a-c]at', [], 'cat'), true);
+  t.equal(glob('[a-c]at', [], 'fat'), false);
+  t.equal(glob('[!a-c]at', [], 'fat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'rat'), true);
+  t.equal(glob('{cat,bat,[fr]at}', [], 'at'), false);
+
+  t.equal(glob('*', [], 'a.b'), false, '* stops at the default delimiter');
+  t.equal(glob('*', null, 'a.b'), true, 'null means no delimiters');
+  t.equal(glob('?', [], '.'), false, '? does not match a delimiter');
+  t.equal(glob('[.]', [], '.'), true, 'a class matches delimiters too');
+  t.equal(glob('/api/*', ['/'], '/api/users'), true);
+  t.equal(glob('/api/*', ['/'], '/api/users/1'), false);
+  t.equal(glob('/api/**', ['/'], '/api/users/1'), true);
+  t.equal(glob('a\\*b', [], 'a*b'), true, 'escapes');
+  t.equal(glob('a\\*b', [], 'axb'), false);
+  t.equal(glob('a(b)+c|d', [], 'a(b)+c|d'), true, 'regex characters are literal');
+  t.equal(glob('{a,{b,c}d}', [], 'cd'), true, 'nested alternatives');
+  t.equal(glob('x,y}', [], 'x,y}'), true, ', and } are text outside braces');
+  t.equal(glob('', [], ''), true);
+
+  t.equal(glob('[a', [], 'a'), undefined, 'unclosed class');
+  t.equal(glob('[]', [], 'a'), undefined, 'empty class');
+  t.equal(glob('[z-a]', [], 'a'), undefined, 'reversed range');
+  t.equal(glob('*', 'x', 'a'), undefined, 'delimiters must be an array or null');
+  t.equal(glob('*', ['ab'], 'a'), undefined, 'delimiters are single characters');
+  t.equal(glob('*', [1], 'a'), undefined, 'delimiters are strings');
+  t.equal(glob('*', [''], 'a'), undefined);
+  t.equal(glob('*', ['😀'], 'a😀b'), false, 'a delimiter beyond the BMP');
+  t.equal(glob('[😀-😂]', null, '😁'), true, 'ranges of code points');
+  t.equal(glob('{a,b', [], 'b'), true, 'a group left open ends with the pattern');
+  t.equal(glob('{}x', [], 'x'), true, 'an empty group matches nothing');
+  t.equal(glob('a\\', [], 'a'), true, 'a trailing backslash is dropped');
+  t.equal(glob('[\\]]', [], ']'), true, 'escapes in a class');
+  t.equal(glob('***', [], 'a.b'), true, '** then *');
+  t.equal(glob(1, [], 'a'), undefined);
+  t.equal(glob('*', [], 1), undefined);
+});
+
+t.test('glob.match takes time bounded by pattern × subject', async (t) => {
+  const started = Date.now();
+  t.equal(result('glob.match', json('*a*a*a*a*a*a*a*a*b'), json(null), json('a'.repeat(20000))), false);
+  t.equal(result('glob.match', json('{a,{a,{a,aa}}}*{a,aa}*c'), json(null), json('a'.repeat(20000))), false);
+  t.ok(Date.now() - started < 2000, 'no backtracking');
+});
+
+/** A builtin's integer result as the exact integer of its JSON text, or undefined. */
+const integer = (name: string, ...operands: Operand[]): bigint | undefined => {
+  const text = call(name, ...operands);
+  return text === undefined ? undefined : BigInt(text);
+};
+
+t.test('time.parse_rfc3339_ns parses like Go time.RFC3339, to exact nanoseconds', async (t) => {
+  for (const [text, ns, why] of RFC3339_CASES) t.equal(integer('time.parse_rfc3339_ns', json(text)), ns, why ?? JSON.stringify(text));
+});
+
+t.test('time.parse_duration_ns parses like Go time.ParseDuration', async (t) => {
+  const duration = (s: unknown) => integer('time.parse_duration_ns', json(s));
+  t.equal(duration('1h30m'), 5_400_000_000_000n);
+  t.equal(duration('1.5s'), 1_500_000_000n);
+  t.equal(duration('-2m'), -120_000_000_000n);
+  t.equal(duration('+300ms'), 300_000_000n);
+  t.equal(duration('1µs'), 1_000n, 'micro sign');
+  t.equal(duration('1μs'), 1_000n, 'Greek mu');
+  t.equal(duration('1us2ns'), 1_002n);
+  t.equal(duration('0'), 0n);
+  t.equal(duration('-0'), 0n);
+  t.equal(duration('.5h1.m'), 1_860_000_000_000n, 'a number may start or end with its point');
+  t.equal(duration('1.0000000001s'), 1_000_000_000n, 'the fraction is truncated to nanoseconds');
+  t.equal(duration('2562047h47m16.854775807s'), 2n ** 63n - 1n, 'the largest duration');
+  t.equal(duration('-2562047h47m16.854775808s'), -(2n ** 63n), 'the smallest');
+  t.equal(duration('2562047h47m16.854775808s'), undefined, 'beyond int64');
+  t.equal(duration('99999999999999999999h'), undefined);
+  t.equal(duration('1'), undefined, 'a unit is required');
+  t.equal(duration('1d'), undefined, 'no days');
+  t.equal(duration('.s'), 0n, "Go reads '.' as zero");
+  t.equal(duration(''), undefined);
+  t.equal(duration('1.2.3s'), undefined);
+  t.equal(duration(1), undefined);
+});
+
+t.test('time.date, time.clock, time.weekday and time.add_date in UTC', async (t) => {
+  t.same(result('time.date', json(1577836800000000000)), [2020, 1, 1]);
+  t.same(result('time.clock', json(1577840523000000000)), [1, 2, 3]);
+  t.same(result('time.date', '[1577836800000000000, "UTC"]'), [2020, 1, 1]);
+  t.same(result('time.date', '[1577836800000000000, ""]'), [2020, 1, 1], '"" is UTC');
+  t.same(result('time.date', '[1577836800000000000]'), [2020, 1, 1], 'a zone is optional');
+  t.same(result('time.date', '[1577836800000000000, "UTC", "2006"]'), [2020, 1, 1], "time.format's layout is allowed");
+  t.same(result('time.date', json(-1)), [1969, 12, 31], 'before the epoch, floored');
+  t.same(result('time.clock', json(-1)), [23, 59, 59]);
+  t.same(result('time.date', '-9223372036854775808'), [1677, 9, 21], 'the first int64 nanosecond');
+  t.same(result('time.date', '9223372036854775807'), [2262, 4, 11], 'the last');
+  t.same(result('time.date', json(951782400000000000)), [2000, 2, 29], 'a leap day of a century divisible by 400');
+  t.equal(result('time.weekday', json(1577836800000000000)), 'Wednesday');
+  t.equal(result('time.weekday', json(0)), 'Thursday');
+  t.equal(result('time.weekday', json(-1)), 'Wednesday');
+  t.equal(call('time.date', json(1.5)), undefined, 'not an integer');
+  t.equal(call('time.date', '1e19'), undefined, 'beyond int64');
+  t.equal(call('time.date', '[]'), undefined);
+  t.equal(call('time.date', '[0, 1]'), undefined, 'a zone is a string');
+  t.equal(call('time.date', json('2020-01-01')), undefined);
+  t.equal(call('time.date', '[0, "Europe/Paris"]'), undefined, 'a named zone the host did not answer for');
+
+  const add = (...operands: string[]) => integer('time.add_date', ...operands);
+  t.equal(add('1577836800000000000', '0', '1', '30'), 1583107200000000000n);
+  t.equal(add('1548892800000000000', '0', '1', '0'), 1551571200000000000n, '2019-01-31 plus a month is 2019-03-03');
+  t.equal(add('1577836800000000000', '-1', '0', '0'), 1546300800000000000n);
+  t.equal(add('1609459200000000001', '0', '0', '1'), 1609545600000000001n, 'exact beyond 2^53');
+  t.equal(add('[1577836800000000000, "UTC"]', '0', '0', '1'), 1577923200000000000n, 'a time in UTC');
+  t.equal(add('0', '300', '0', '0'), undefined, 'beyond int64');
+  t.equal(add('0', '0', '0', '1e12'), undefined);
+  t.equal(add('0', '0', '0', '1.5'), undefined, 'not an integer');
+  t.equal(add(json('2020-01-01'), '0', '0', '1'), undefined);
+});
+
+t.test('time.diff borrows as OPA does', async (t) => {
+  t.same(result('time.diff', json(1577836800000000000), json(1614834367000000000)), [1, 2, 3, 5, 6, 7]);
+  t.same(result('time.diff', json(1614834367000000000), json(1577836800000000000)), [1, 2, 3, 5, 6, 7], 'either order');
+  t.same(result('time.diff', json(1580428800000000000), json(1583020800000000000)), [0, 1, 1, 0, 0, 0], "the earlier month's days");
+  t.same(result('time.diff', json(0), json(0)), [0, 0, 0, 0, 0, 0]);
+  t.equal(call('time.diff', json(0), json('x')), undefined);
+});
+
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {
   t.equal(BUILTINS['walk']!.relation, true, 'a relation the planner iterates');
   t.same(result('walk', json({ a: [1, { b: 2 }], c: null })), [
@@ -680,3 +893,142 @@ t.test('rt_set_of makes a host builtin\'s array a set', async (t) => {
   t.equal(dump(x.rt_set_of!(value('{"a": 1}'))), '{"a":1}', 'other values as they are');
   t.equal(x.rt_set_of!(0), 0, 'undefined stays undefined');
 });
+
+/**
+ * Messages around the padding boundaries of 64- and 128-byte blocks (55/56 and 111/112 bytes
+ * leave no room for the length field), several blocks, and UTF-8 of two, three and four bytes.
+ */
+const HASH_INPUTS = [
+  ...[0, 1, 3, 54, 55, 56, 57, 63, 64, 65, 110, 111, 112, 113, 127, 128, 129, 200, 1000].map((n) =>
+    Array.from({ length: n }, (_, i) => String.fromCharCode(0x20 + ((i * 7) % 95))).join(''),
+  ),
+  'grüße', '日本語のテキスト', '😀'.repeat(40), 'é'.repeat(64), 'x'.repeat(5000),
+];
+
+t.test('crypto.md5, crypto.sha1 and crypto.sha256 give what node:crypto gives, in lower-case hex', async (t) => {
+  for (const [builtin, algorithm] of [['crypto.md5', 'md5'], ['crypto.sha1', 'sha1'], ['crypto.sha256', 'sha256']] as const) {
+    for (const s of HASH_INPUTS) {
+      t.equal(result(builtin, json(s)), createHash(algorithm).update(s, 'utf8').digest('hex'), `${builtin} of ${Buffer.byteLength(s)} bytes`);
+    }
+    t.equal(call(builtin, json(1)), undefined, `${builtin} of a number`);
+  }
+  t.equal(result('crypto.sha256', json('hello')), '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824');
+});
+
+t.test('crypto.hmac.* give what node:crypto gives for short, block-sized and long keys', async (t) => {
+  const keys = ['', 'key', 'k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), 'k'.repeat(128), 'k'.repeat(129), 'schlüssel🔑'.repeat(20)];
+  const builtins = [['crypto.hmac.md5', 'md5'], ['crypto.hmac.sha1', 'sha1'], ['crypto.hmac.sha256', 'sha256'], ['crypto.hmac.sha512', 'sha512']] as const;
+  for (const [builtin, algorithm] of builtins) {
+    for (const key of keys) {
+      for (const s of HASH_INPUTS) {
+        const want = createHmac(algorithm, Buffer.from(key, 'utf8')).update(s, 'utf8').digest('hex');
+        t.equal(result(builtin, json(s), json(key)), want, `${builtin}, ${Buffer.byteLength(key)}-byte key, ${Buffer.byteLength(s)} bytes`);
+      }
+    }
+    t.equal(call(builtin, json('x'), json(1)), undefined, `${builtin} with a number for key`);
+    t.equal(call(builtin, json(1), json('k')), undefined, `${builtin} of a number`);
+  }
+});
+
+t.test('crypto.hmac.equal compares the bytes', async (t) => {
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abc')), true);
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abd')), false);
+  t.equal(result('crypto.hmac.equal', json('abc'), json('abcd')), false, 'a prefix');
+  t.equal(result('crypto.hmac.equal', json(''), json('')), true);
+  t.equal(result('crypto.hmac.equal', json('é'), json('e\u0301')), false, 'bytes, not canonical equivalence');
+  t.equal(call('crypto.hmac.equal', json('abc'), json(1)), undefined);
+});
+
+t.test('semver.is_valid takes strict SemVer 2.0.0', async (t) => {
+  const valid = ['0.0.0', '1.2.3', '10.20.30', '1.2.3-rc.1+build.5', '1.0.0-alpha-a.b-c', '1.0.0-0.3.7', '1.0.0+001', '1.0.0-x.7.z.92', '99999999999999999999999.0.0'];
+  const invalid = ['v1.0.0', '1.0', '1.0.0.0', '01.0.0', '1.01.0', '1.0.0-01', '1.0.0-', '1.0.0+', '1.0.0-a..b', '1.0.0+a..b', ' 1.0.0', '1.0.0 ', '1.0.0-a_b', ''];
+  for (const v of valid) t.equal(result('semver.is_valid', json(v)), true, v);
+  for (const v of invalid) t.equal(result('semver.is_valid', json(v)), false, JSON.stringify(v));
+  t.equal(result('semver.is_valid', json(1)), false, 'a non-string is not a version');
+});
+
+t.test('semver.compare ranks by precedence', async (t) => {
+  const ascending = ['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.9.9', '1.10.0', '2.0.0', '10.0.0', '99999999999999999999999.0.0'];
+  for (let i = 0; i < ascending.length; i++) {
+    for (let j = 0; j < ascending.length; j++) {
+      t.equal(result('semver.compare', json(ascending[i]), json(ascending[j])), Math.sign(i - j), `${ascending[i]} vs ${ascending[j]}`);
+    }
+  }
+  t.equal(result('semver.compare', json('1.0.0+build.1'), json('1.0.0+build.2')), 0, 'build metadata is ignored');
+  t.equal(result('semver.compare', json('1.0.0-1'), json('1.0.0-a')), -1, 'numeric identifiers rank below alphanumeric ones');
+  t.equal(result('semver.compare', json('1.0.0-B'), json('1.0.0-a')), -1, 'alphanumeric identifiers compare as ASCII');
+  t.equal(call('semver.compare', json('v1.0.0'), json('1.0.0')), undefined);
+  t.equal(call('semver.compare', json('1.0.0'), json(1)), undefined);
+});
+
+t.test('units.parse_bytes: SI and IEC units, case-insensitive, truncated to an integer', async (t) => {
+  const cases: Array<[string, string | undefined]> = [
+    ['10KB', '10000'], ['1KiB', '1024'], ['1.5ki', '1536'], ['100', '100'], ['1.9', '1'], ['2gb', '2000000000'],
+    ['1kib', '1024'], ['"5MB"', '5000000'], ['5.', '5'], ['.5', '0'], ['0.0001k', '0'], ['10m', '10000000'],
+    ['1EiB', '1152921504606846976'], ['999999999999Ei', '1152921504605694054495393153024'],
+    ['123456789012345678901234567890', '123456789012345678901234567890'],
+    ['1\u212A', '1000'], // the Kelvin sign lower-cases to k
+    ['5 MB', undefined], ['10XB', undefined], ['K', undefined], ['.', undefined], ['1..2', undefined], ['1b', undefined], ['-1', undefined], ['1k2', undefined],
+  ];
+  for (const [s, want] of cases) t.equal(call('units.parse_bytes', json(s)), want, s);
+  t.equal(call('units.parse_bytes', json(1)), undefined);
+});
+
+t.test('units.parse: m is milli and M mega; whole results are exact integers', async (t) => {
+  const cases: Array<[string, string | undefined]> = [
+    ['10m', '0.01'], ['1.5K', '1500'], ['2Gi', '2147483648'], ['10M', '10000000'], ['7', '7'], ['0.5m', '0.0005'],
+    ['1.25m', '0.00125'], ['1000m', '1'], ['01000m', '1'], ['1.5Mi', '1572864'], ['1MI', '1048576'], ['1mi', '1048576'],
+    ['1.9', '1.9'], ['3.3333333', '3.3333333'], ['.5', '0.5'], ['1.5E', '1500000000000000000'], ['1\u212Ai', '1024'],
+    ['123456789012345678901234567890', '123456789012345678901234567890'],
+    ['K', undefined], ['1KB', undefined], ['1b', undefined], ['1mm', undefined], ['1 K', undefined],
+  ];
+  for (const [s, want] of cases) t.equal(call('units.parse', json(s)), want, s);
+  t.equal(call('units.parse', json(null)), undefined);
+});
+
+/** Calls builtin `name`; the result decoded from JSON with integers of 16 or more digits as exact bigints. */
+function exactResult(name: string, ...operands: Operand[]): unknown {
+  const text = call(name, ...operands);
+  if (text === undefined) return undefined;
+  return JSON.parse(text.replace(/-?\d{16,}/g, '"$&n"'), (_k, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v));
+}
+
+t.test('uuid.parse reads what Google uuid.Parse reads, with the fields OPA gives', async (t) => {
+  t.same(exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), {
+    version: 1,
+    variant: 'RFC4122',
+    nodeid: '9f-36-19-c7-49-3f',
+    macvariables: 'local:multicast',
+    time: 1693481847404333000n,
+    clocksequence: 13946,
+  });
+  const v2 = {
+    version: 2,
+    variant: 'RFC4122',
+    nodeid: '32-50-96-b3-9f-47',
+    macvariables: 'local:unicast',
+    time: 1693566990121469600n,
+    clocksequence: 12800,
+    domain: 'Person',
+    id: 1000,
+  };
+  t.same(exactResult('uuid.parse', json('000003e8-48b9-21ee-b200-325096b39f47')), v2);
+  t.same(exactResult('uuid.parse', json('{000003e8-48b9-21ee-b200-325096b39f47}')), v2, 'between braces');
+  t.same(exactResult('uuid.parse', json('x000003e8-48b9-21ee-b200-325096b39f47y')), v2, 'Go does not look at the two outer characters');
+  t.same(exactResult('uuid.parse', json('URN:UUID:c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')));
+  t.same(exactResult('uuid.parse', json('6bea8ef2-d3d3-3cd1-84e0-9bab06a52ece')), { version: 3, variant: 'RFC4122' });
+  t.same(exactResult('uuid.parse', json('00000000000040008000000000000000')), { version: 4, variant: 'RFC4122' }, 'without dashes');
+  t.same(exactResult('uuid.parse', json('00000000-0000-fcd1-f4e0-9bab06a52ece')), { version: 15, variant: 'Future' });
+  t.same(exactResult('uuid.parse', json('00000000-0000-4000-c000-000000000000')), { version: 4, variant: 'Microsoft' });
+  t.same(exactResult('uuid.parse', json('00000000-0000-4000-0000-000000000000')), { version: 4, variant: 'Reserved' });
+  t.match(exactResult('uuid.parse', json('000003e8-48b9-21ee-b205-325096b39f47')), { domain: 'Domain5' });
+  t.match(exactResult('uuid.parse', json('ffffffff-ffff-1fff-b67a-9f3619c7493f')), { time: -7607606781572612196n }, "Go's int64 arithmetic wraps");
+  t.equal(call('uuid.parse', json('00000000000-123-222-222')), undefined);
+  t.equal(call('uuid.parse', json('HijVnnS1-GGGG-1234-12345678')), undefined);
+  t.equal(call('uuid.parse', json('c2fc67c2_47f2_11ee_b67a_9f3619c7493f')), undefined);
+  t.equal(call('uuid.parse', json('urn:uuix:c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), undefined);
+  t.equal(call('uuid.parse', json('é000003e8-48b9-21ee-b200-325096b39f4')), undefined, 'a first character of two bytes is not skipped');
+  t.same(exactResult('uuid.parse', json('C2FC67C2-47F2-11EE-B67A-9F3619C7493F')), exactResult('uuid.parse', json('c2fc67c2-47f2-11ee-b67a-9f3619c7493f')), 'upper-case hex');
+  t.equal(call('uuid.parse', json(42)), undefined);
+});
+

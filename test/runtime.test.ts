@@ -36,6 +36,7 @@ class Runtime {
         eval: (...args: number[]) => gen.eval?.(...args) ?? 0,
         builtins: () => gen.builtins?.() ?? runtime!.x.rt_make_object(),
         entrypoints: () => gen.entrypoints?.() ?? runtime!.x.rt_make_object(),
+        zone_offset: () => 0,
       },
     });
     runtime = new Runtime(memory, instance);
@@ -95,7 +96,7 @@ t.test('value parse and dump alias the JSON ones', async (t) => {
 t.test('ABI version globals', async (t) => {
   const exports = (await WebAssembly.instantiate(compiled, {
     env: { memory: new WebAssembly.Memory({ initial: 5 }), opa_abort: () => {}, opa_println: () => {} },
-    gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0 },
+    gen: { init: () => {}, eval: () => 0, builtins: () => 0, entrypoints: () => 0, zone_offset: () => 0 },
   })).exports as Record<string, WebAssembly.Global>;
   t.equal(exports.opa_wasm_abi_version!.value, 1);
   t.equal(exports.opa_wasm_abi_minor_version!.value, 3);
@@ -706,6 +707,7 @@ function linkEchoPolicy(runtime: Uint8Array): Uint8Array {
     eval: { params: 3, vars: [i32, i32], body: evaluate, result: i32 },
     builtins: { params: 0, vars: [], body: call('rt_make_object', []), result: i32 },
     entrypoints: { params: 0, vars: [i32], body: entrypoints, result: i32 },
+    zone_offset: { params: 2, vars: [], body: m.i32.const(0), result: i32 },
   };
   const placeholders: [string, string][] = [];
   for (let i = 0; i < m.getNumFunctions(); i++) {

@@ -2,7 +2,8 @@
  * Building policies from directories and files: every `<name>-v<N>.rego` becomes
  * `<name>-v<N>.wasm`, or, with entrypoints picked as `opa build -e` does, each module holding
  * them (see policy-selection.ts); each is compiled with all the non-test modules (the other files
- * are libraries every policy can import), and `manifest.json` indexes the result.
+ * are libraries every policy can import), `manifest.json` indexes the result, and `.sources/`
+ * keeps the text each module was compiled from.
  *
  * The build is all-or-nothing. Everything is compiled in memory first; any compile error, in any
  * file, fails the whole build with every error reported together. The output is then written to
@@ -17,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { compileErrorsOf, ErrorCollector } from './error-collector.ts';
 import { CompileError } from './errors.ts';
 import type { CachedCompile, CompileCache } from './compile-cache.ts';
-import { MANIFEST_FILE, MANIFEST_VERSION, type Manifest, type ManifestPolicy } from './manifest.ts';
+import { MANIFEST_FILE, MANIFEST_VERSION, SOURCES_DIR, type Manifest, type ManifestPolicy } from './manifest.ts';
 import { parseModule } from './parse/index.ts';
 import type { Module } from './parse/ast.ts';
 import { defaultEntrypoints, definedTwice, policiesByEntrypoints, policiesByFileName, policyNameOf } from './policy-selection.ts';
@@ -94,6 +95,8 @@ interface BuildOutput {
   policies: CompiledPolicy[];
   failed: PolicyBuildFailure[];
   bundles: string[];
+  /** The Rego modules read (tests aside): the texts the policies were compiled from. */
+  modules: RegoSource[];
   data?: Buffer;
 }
 
@@ -303,7 +306,7 @@ async function compileTree(sources: string[], outDir: string, opts: BuildOptions
       throw new Error(`${tree.dataFile}: not valid JSON: ${(err as Error).message}`);
     }
   }
-  return { policies, failed, bundles: tree.bundles, ...(data ? { data } : {}) };
+  return { policies, failed, bundles: tree.bundles, modules: tree.modules, ...(data ? { data } : {}) };
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -321,6 +324,12 @@ async function writeOutput(dir: string, output: BuildOutput, manifest: Manifest,
     if (opts.ir) await writeFile(path.join(dir, `${p.name}.ir.txt`), p.stats.ir);
   }
   for (const bundle of output.bundles) await copyFile(bundle, path.join(dir, path.basename(bundle)));
+  const compiledFrom = new Set(output.policies.flatMap((p) => p.manifest.sources));
+  for (const source of output.modules.filter((m) => compiledFrom.has(m.relative))) {
+    const file = path.join(dir, SOURCES_DIR, source.relative);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, source.text);
+  }
   if (output.data) await writeFile(path.join(dir, DATA_FILE), output.data);
   await writeFile(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }

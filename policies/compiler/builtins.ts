@@ -23,9 +23,14 @@ export interface BuiltinSpec {
    * set inside the module.
    */
   hostReturnsSet?: boolean;
+  /**
+   * A native builtin that may be given a named time zone: the runtime asks the host for the
+   * zone's UTC offset through ZONE_OFFSET_BUILTIN, which the module then imports.
+   */
+  asksHostForZones?: boolean;
 }
 
-const native = (arity: number): BuiltinSpec => ({ arity, impl: 'native' });
+const native = (arity: number, extra: Partial<BuiltinSpec> = {}): BuiltinSpec => ({ arity, impl: 'native', ...extra });
 const host = (arity: number, extra: Partial<BuiltinSpec> = {}): BuiltinSpec => ({ arity, impl: 'host', ...extra });
 
 /**
@@ -54,6 +59,15 @@ export const SDK_ANSWERED_BUILTINS: ReadonlySet<string> = new Set([
 export function hostImportName(builtin: string): string {
   return SDK_ANSWERED_BUILTINS.has(builtin) ? `gatehouse.${builtin}` : builtin;
 }
+
+/**
+ * The host builtin behind the time builtins' named zones: `(unixSeconds, zone)` → the zone's UTC
+ * offset in seconds at that instant, undefined for an unknown zone. The module has no time zone
+ * database; numbers, `"UTC"` and `""` it handles itself, and only a named zone (or `"Local"`)
+ * reaches the host. Not an OPA builtin, so a plain `loadPolicy` fails such a call with the SDK's
+ * "not implemented" rather than answering in the wrong zone.
+ */
+export const ZONE_OFFSET_BUILTIN = 'gatehouse.time.zone_offset';
 
 export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   // Operators (the planner calls these for infix syntax).
@@ -115,12 +129,11 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'regex.find_all_string_submatch_n': native(3),
   'regex.replace': native(3),
   'regex.split': native(2),
+  lower: native(1),
+  upper: native(1),
   // print(…) statements, rewritten (check/print-calls.ts), and trace(note): output for the host, always true.
   'internal.print': host(1),
   trace: host(1),
-  lower: host(1),
-  upper: host(1),
-  'glob.match': host(3),
 
   'object.get': native(3),
   'object.keys': native(1),
@@ -161,36 +174,43 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'base64url.encode': native(1),
   'base64url.encode_no_pad': native(1),
   'base64url.decode': native(1),
+  'crypto.md5': native(1),
+  'crypto.sha1': native(1),
+  'crypto.sha256': native(1),
+  'crypto.hmac.md5': native(2),
+  'crypto.hmac.sha1': native(2),
+  'crypto.hmac.sha256': native(2),
+  'crypto.hmac.sha512': native(2),
+  'crypto.hmac.equal': native(2),
+  'io.jwt.decode': native(1),
+  'io.jwt.verify_hs256': native(2),
+  'io.jwt.verify_hs384': native(2),
+  'io.jwt.verify_hs512': native(2),
+  'semver.is_valid': native(1),
+  'semver.compare': native(2),
+  'units.parse_bytes': native(1),
+  'units.parse': native(1),
+  'uuid.parse': native(1),
+
+  'net.cidr_contains': native(2),
+  'glob.match': native(3),
+  'time.parse_rfc3339_ns': native(1),
+  'time.parse_duration_ns': native(1),
+  'time.add_date': native(4, { asksHostForZones: true }),
+  'time.date': native(1, { asksHostForZones: true }),
+  'time.clock': native(1, { asksHostForZones: true }),
+  'time.weekday': native(1, { asksHostForZones: true }),
+  'time.diff': native(2, { asksHostForZones: true }),
 
   'time.now_ns': host(0),
-  'time.parse_rfc3339_ns': host(1),
-  'net.cidr_contains': host(2),
-  'time.parse_duration_ns': host(1),
-  'time.add_date': host(4),
-  'time.date': host(1),
-  'time.clock': host(1),
-  'time.diff': host(2),
   'yaml.marshal': host(1),
   'yaml.unmarshal': host(1),
   'yaml.is_valid': host(1),
-  'uuid.parse': host(1),
   'uuid.rfc4122': host(1),
   'net.cidr_merge': host(1, { hostReturnsSet: true }),
-  'crypto.sha256': host(1),
-  'crypto.hmac.md5': host(2),
-  'crypto.hmac.sha1': host(2),
-  'crypto.hmac.sha256': host(2),
-  'crypto.hmac.sha512': host(2),
-  'crypto.hmac.equal': host(2),
-  'io.jwt.decode': host(1),
-  'io.jwt.verify_hs256': host(2),
   'io.jwt.verify_rs256': host(2),
   'io.jwt.verify_es256': host(2),
   'io.jwt.verify_eddsa': host(2),
-  'semver.is_valid': host(1),
-  'semver.compare': host(2),
-  'units.parse_bytes': host(1),
-  'units.parse': host(1),
 };
 
 /** The runtime export implementing a native builtin. */

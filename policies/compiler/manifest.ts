@@ -3,6 +3,14 @@
  * entrypoints in id order, and hashes that tie each module to the sources it came from.
  */
 export const MANIFEST_FILE = 'manifest.json';
+/**
+ * The directory of a build holding the Rego text of every module a policy was compiled from, at
+ * its path relative to the sources: what a reviewer reads the policy as, exactly as compiled, even
+ * after the source files change (the console and `GET /v1/policies/{name}` show it). Hidden, so
+ * that a build directory inside a source tree never offers its copies as sources (source-tree.ts
+ * skips hidden entries) to `policies test`, `check` or a later build.
+ */
+export const SOURCES_DIR = '.sources';
 export const MANIFEST_VERSION = 1;
 
 export interface ManifestPolicy {
@@ -16,7 +24,7 @@ export interface ManifestPolicy {
   sourceHash: string;
   /** `sha256:<hex>` of the module bytes. */
   moduleHash: string;
-  /** The source files compiled into the module, relative to the source directory. */
+  /** The source files compiled into the module, relative to the source directory; their text is in `.sources/`. */
   sources: string[];
 }
 

@@ -13,12 +13,15 @@ import { checkOwnership, readManifest, WASM_MEMBER, type BundleManifest } from '
 import { isObject } from './bundle-schemas.ts';
 import { verifyBundleSignature } from './bundle-signature.ts';
 import { BundleFormatError } from './errors.ts';
+import type { PolicyModuleText } from './registry.ts';
 
 export interface OpaBundle {
   wasm: Uint8Array;
   /** The merged data documents; `{}` when the bundle has none. */
   data: Record<string, unknown>;
   manifest: BundleManifest;
+  /** The Rego modules the bundle carries (`opa build` puts the sources beside the module), by path. */
+  modules: PolicyModuleText[];
 }
 
 /** Archive member names as OPA writes them (`/policy.wasm`) or as other tars do (`./policy.wasm`). */
@@ -105,5 +108,9 @@ export async function readOpaBundle(file: string, verificationKeys?: BundleVerif
     if (doc !== undefined) mergeAt(data, path.split('/').slice(0, -1), doc, `/${path}`);
   }
   checkOwnership(manifest, members, data);
-  return { wasm: new Uint8Array(wasm), data, manifest };
+  const modules = [...members]
+    .filter(([path]) => path.endsWith('.rego'))
+    .map(([path, content]) => ({ path, text: content.toString('utf8') }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { wasm: new Uint8Array(wasm), data, manifest, modules };
 }

@@ -3,20 +3,22 @@
  * handed to `loadPolicy` (OPA's Wasm modules call them through the `opa_builtinN` imports, and
  * modules built by `opa build -t wasm` call theirs the same way), each under the name the module
  * imports it by (`hostImportName`: `gatehouse.yaml.marshal` for a name the SDK would answer itself).
+ * Besides those: `gatehouse.time.zone_offset` (ZONE_OFFSET_BUILTIN), which the module's time
+ * builtins ask for a named zone, and the time builtins OPA's own Wasm leaves to the host, for
+ * modules built by `opa build`.
  *
  * Each receives its operands as parsed JSON and returns a JSON-able value, or an ArrayBuffer of
  * JSON text for a value JavaScript cannot hold exactly (see `exactInteger`). As in OPA without
  * `strict-builtin-errors`, operands of the wrong type or invalid patterns make the call undefined
  * (the function returns `undefined`) rather than failing the evaluation.
  */
-import { hostImportName } from '../compiler/builtins.ts';
+import { RE2JS } from 're2js';
+import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
-import { cidrContains } from './builtins/cidr.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
-import { compileGlob } from './builtins/glob.ts';
-import { goToLower, goToUpper } from './builtins/go-case.ts';
-import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime } from './builtins/go-time.ts';
+import { regexFindN, regexReplace } from './builtins/go-regexp.ts';
+import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime, zoneOffsetSeconds } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { parseRfc3339Ns } from './builtins/rfc3339.ts';
@@ -26,38 +28,40 @@ import { newUuid, uuidParse } from './builtins/uuid.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
-/** OPA keeps 100 compiled patterns of each kind; so do we. */
+/** OPA keeps 100 compiled regular expressions; so do we. */
 const PATTERN_CACHE_SIZE = 100;
 
 /** A compiled pattern, or null for one that does not compile (remembered so it is not retried). */
-const globCache = new BoundedCache<string, RegExp | null>(PATTERN_CACHE_SIZE);
+const regexCache = new BoundedCache<string, RE2JS | null>(PATTERN_CACHE_SIZE);
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 
 /**
- * `glob.match(pattern, delimiters, match)`. `delimiters` null means none; an empty array means
- * the default `["."]`; every element must be a one-character string.
+ * The compiled RE2 pattern, or undefined for an operand that is not a string or not a valid
+ * pattern. re2js is a port of RE2 itself, so the syntax and refusals are Go's, and it matches in
+ * linear time.
  */
-function globMatch(pattern: unknown, delimiters: unknown, match: unknown): boolean | undefined {
-  if (!isString(pattern) || !isString(match)) return undefined;
-  let delims: string[];
-  if (delimiters === null) {
-    delims = [];
-  } else if (Array.isArray(delimiters)) {
-    if (!delimiters.every((d) => isString(d) && [...d].length === 1)) return undefined;
-    delims = delimiters.length === 0 ? ['.'] : delimiters;
-  } else {
-    return undefined;
-  }
-  const key = `${pattern}-${delims.join('')}`;
-  const glob = globCache.getOrCreate(key, () => {
+function compiledRegex(pattern: unknown): RE2JS | undefined {
+  if (!isString(pattern)) return undefined;
+  const re = regexCache.getOrCreate(pattern, () => {
     try {
-      return compileGlob(pattern, delims);
+      return RE2JS.compile(pattern);
     } catch {
       return null;
     }
   });
-  return glob ? glob.test(match) : undefined;
+  return re ?? undefined;
+}
+
+/** `regex.find_n(pattern, value, n)` and `regex.replace(s, pattern, value)`, as Go's regexp does them. */
+function regexFindNBuiltin(pattern: unknown, value: unknown, n: unknown): string[] | undefined {
+  const re = compiledRegex(pattern);
+  return re && isString(value) && Number.isInteger(n) ? regexFindN(re, value, n as number) : undefined;
+}
+
+function regexReplaceBuiltin(s: unknown, pattern: unknown, value: unknown): string | undefined {
+  const re = compiledRegex(pattern);
+  return re && isString(s) && isString(value) ? regexReplace(re, s, value) : undefined;
 }
 
 /**
@@ -170,12 +174,6 @@ function timeParseRfc3339Ns(s: unknown): ArrayBuffer | undefined {
   return ns === undefined ? undefined : exactInteger(ns);
 }
 
-/** `net.cidr_contains(cidr, cidrOrIp)` for IPv4 and IPv6. */
-function netCidrContains(cidr: unknown, cidrOrIp: unknown): boolean | undefined {
-  if (!isString(cidr) || !isString(cidrOrIp)) return undefined;
-  return cidrContains(cidr, cidrOrIp);
-}
-
 /** `time.parse_duration_ns(s)`. */
 function timeParseDurationNs(s: unknown): ArrayBuffer | undefined {
   const ns = isString(s) ? parseDurationNs(s) : undefined;
@@ -220,10 +218,24 @@ const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unk
 const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
   trace,
-  lower: (s: unknown) => (isString(s) ? goToLower(s) : undefined),
-  upper: (s: unknown) => (isString(s) ? goToUpper(s) : undefined),
-  'glob.match': globMatch,
   'time.now_ns': timeNowNs,
+  'io.jwt.verify_rs256': jwtVerifier('RS256'),
+  'io.jwt.verify_es256': jwtVerifier('ES256'),
+  'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
+  'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
+  'yaml.marshal': yamlMarshal,
+  'yaml.unmarshal': yamlUnmarshalBuiltin,
+  'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
+  'uuid.rfc4122': uuidRfc4122,
+};
+
+/**
+ * Builtins Gatehouse's modules run inside the module but OPA's own Wasm leaves to the host: a
+ * module built by `opa build -t wasm` imports them, so the host still answers them, by OPA name.
+ */
+const forOpaBuiltModules: Record<string, HostBuiltin> = {
+  'regex.find_n': regexFindNBuiltin,
+  'regex.replace': regexReplaceBuiltin,
   'time.parse_rfc3339_ns': timeParseRfc3339Ns,
   'time.parse_duration_ns': timeParseDurationNs,
   'time.add_date': timeAddDate,
@@ -239,9 +251,6 @@ const byOpaName: Record<string, HostBuiltin> = {
   'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
   'io.jwt.verify_hs256': (token: unknown, secret: unknown) =>
     isString(token) && isString(secret) ? jwtVerifyHs256(token, secret) : undefined,
-  'io.jwt.verify_rs256': jwtVerifier('RS256'),
-  'io.jwt.verify_es256': jwtVerifier('ES256'),
-  'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
   'semver.is_valid': semverIsValid,
   'semver.compare': (a: unknown, b: unknown) => (isString(a) && isString(b) ? semverCompare(a, b) : undefined),
   'units.parse_bytes': (s: unknown) => {
@@ -252,19 +261,23 @@ const byOpaName: Record<string, HostBuiltin> = {
     const n = isString(s) ? parseUnits(s) : undefined;
     return typeof n === 'bigint' ? exactInteger(n) : n;
   },
-  'net.cidr_contains': netCidrContains,
-  'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
-  'yaml.marshal': yamlMarshal,
-  'yaml.unmarshal': yamlUnmarshalBuiltin,
-  'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
   'uuid.parse': (s: unknown) => {
     const json = isString(s) ? uuidParse(s) : undefined;
     return json === undefined ? undefined : jsonText(json);
   },
-  'uuid.rfc4122': uuidRfc4122,
 };
 
+/** The names of the builtins the host answers only for modules built by `opa build`. */
+export const OPA_BUILT_MODULE_BUILTINS: ReadonlySet<string> = new Set(Object.keys(forOpaBuiltModules));
+
+/** `ZONE_OFFSET_BUILTIN(unixSeconds, zone)`: what the module's time builtins ask for a named zone. */
+function zoneOffset(unixSeconds: unknown, zone: unknown): number | undefined {
+  return Number.isInteger(unixSeconds) && isString(zone) ? zoneOffsetSeconds(unixSeconds as number, zone) : undefined;
+}
+
 /** The host builtins by the names modules import them by, as `loadPolicy` takes them. */
-export const hostBuiltins: Record<string, HostBuiltin> = Object.fromEntries(
-  Object.entries(byOpaName).map(([name, builtin]) => [hostImportName(name), builtin]),
-);
+export const hostBuiltins: Record<string, HostBuiltin> = {
+  ...Object.fromEntries(Object.entries(byOpaName).map(([name, builtin]) => [hostImportName(name), builtin])),
+  ...forOpaBuiltModules,
+  [ZONE_OFFSET_BUILTIN]: zoneOffset,
+};

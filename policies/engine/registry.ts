@@ -6,13 +6,19 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { MANIFEST_FILE, type Manifest } from '../compiler/manifest.ts';
+import { MANIFEST_FILE, SOURCES_DIR, type Manifest } from '../compiler/manifest.ts';
 import { readOpaBundle } from './bundle.ts';
 import type { BundleVerificationKeys } from './bundle-keys.ts';
 import { checkWasmEntrypoints } from './bundle-manifest.ts';
 import { describeFailure, PolicyInstance, type Budgets } from './policy-instance.ts';
 
 export type PolicyOrigin = 'rego' | 'bundle';
+
+/** A Rego module's text, at its path among the sources (or in the bundle). */
+export interface PolicyModuleText {
+  path: string;
+  text: string;
+}
 
 export interface PolicyInfo {
   name: string;
@@ -24,6 +30,11 @@ export interface PolicyInfo {
   sources: string[];
   /** A bundle's revision, from its `.manifest`. */
   revision?: string;
+  /**
+   * The Rego text the module was compiled from (a build's `sources/`, a bundle's `.rego` files);
+   * empty for a build made before builds kept it, or a bundle without sources.
+   */
+  modules: PolicyModuleText[];
 }
 
 export interface LoadedPolicy {
@@ -69,6 +80,30 @@ async function readManifest(buildDir: string): Promise<Manifest | undefined> {
   return m;
 }
 
+/**
+ * Reads the texts of `sources` from the build's `sources/` directory, each file once per load
+ * (every policy of a build shares its libraries). A file missing there (a build made before
+ * builds kept their sources) leaves the policy's text out; a path reaching outside is refused.
+ */
+function sourceTextReader(buildDir: string): (sources: string[]) => Promise<PolicyModuleText[]> {
+  const root = path.join(buildDir, SOURCES_DIR);
+  const texts = new Map<string, Promise<string | undefined>>();
+  const read = (relative: string): Promise<string | undefined> => {
+    const file = path.resolve(root, relative);
+    if (path.relative(root, file).startsWith('..') || path.isAbsolute(relative)) return Promise.resolve(undefined);
+    let text = texts.get(file);
+    if (!text) {
+      text = readFile(file, 'utf8').catch(() => undefined);
+      texts.set(file, text);
+    }
+    return text;
+  };
+  return async (sources) => {
+    const found = await Promise.all(sources.map(read));
+    return found.every((t) => t !== undefined) ? sources.map((p, i) => ({ path: p, text: found[i]! })) : [];
+  };
+}
+
 function sha256(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
@@ -103,6 +138,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
   };
 
   const manifest = await readManifest(buildDir);
+  const sourceTexts = sourceTextReader(buildDir);
   if (manifest) {
     const data = manifest.data ? await readJson(path.join(buildDir, manifest.data)) : {};
     for (const [name, entry] of Object.entries(manifest.policies)) {
@@ -112,7 +148,8 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
         const moduleHash = sha256(wasm);
         if (moduleHash !== entry.moduleHash) throw new Error(`module hash ${moduleHash} does not match the manifest`);
         const instance = await PolicyInstance.load(wasm, dataFor(name, data), opts);
-        return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego', sources: entry.sources }, instance };
+        const modules = await sourceTexts(entry.sources);
+        return { info: { name, moduleHash, entrypoints: entry.entrypoints, origin: 'rego', sources: entry.sources, modules }, instance };
       });
     }
   }
@@ -134,7 +171,7 @@ export async function loadRegistry(buildDir: string, opts: LoadOptions = {}): Pr
       const instance = await PolicyInstance.load(bundle.wasm, dataFor(name, bundle.data), opts);
       checkWasmEntrypoints(bundle.manifest, instance.entrypoints);
       const { revision } = bundle.manifest;
-      const info: PolicyInfo = { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file] };
+      const info: PolicyInfo = { name, moduleHash: sha256(bundle.wasm), entrypoints: entrypointNames(instance), origin: 'bundle', sources: [file], modules: bundle.modules };
       return { info: revision === undefined ? info : { ...info, revision }, instance };
     });
   }

@@ -6,7 +6,7 @@ import type * as M from '../memory-schemas.ts';
 import type { AuditStatus } from '../routes/audit.ts';
 import type { DecisionResult } from '../routes/decision-results.ts';
 import type { Held } from '../routes/held.ts';
-import type { PolicyList } from '../routes/policies.ts';
+import type { PolicyDetail, PolicyList } from '../routes/policies.ts';
 import type { RedeemSessionCodeBody, Session, SessionCode } from '../routes/sessions.ts';
 import type { RegisterSigningKeyBody, SigningKey as SigningKeySchema } from '../routes/signing-key-schemas.ts';
 import type * as S from '../schemas.ts';
@@ -161,6 +161,10 @@ export class GatehouseClient {
 
   async listPolicies(): Promise<Static<typeof PolicyList>['data']> {
     return (await this.http.read<Static<typeof PolicyList>>('/v1/policies')).data;
+  }
+
+  getPolicy(name: string): Promise<Static<typeof PolicyDetail>> {
+    return this.http.read(`/v1/policies/${seg(name)}`);
   }
 
   auditStatus(): Promise<Static<typeof AuditStatus>> {

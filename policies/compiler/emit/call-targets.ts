@@ -1,4 +1,5 @@
-import { BUILTINS, hostImportName, nativeExportName } from '../builtins.ts';
+import type binaryen from 'binaryen';
+import { BUILTINS, ZONE_OFFSET_BUILTIN, hostImportName, nativeExportName } from '../builtins.ts';
 import { CompileError } from '../errors.ts';
 import { PROBE_BUILTINS } from '../probes.ts';
 import type { CallTarget } from './function-body.ts';
@@ -17,7 +18,9 @@ const MAX_HOST_ARITY = 4;
  * Resolves the `func` of Call statements: planned functions first, then builtins (and a traced
  * build's probe calls, see probes.ts), native ones as
  * runtime exports and host ones through `env.opa_builtinN` with ids numbered in order of first
- * use (the ids `builtins()` reports to the SDK, under `hostImportName`).
+ * use (the ids `builtins()` reports to the SDK, under `hostImportName`). A native builtin that may
+ * be given a named time zone adds ZONE_OFFSET_BUILTIN, which the runtime calls through the
+ * `gen.zone_offset` placeholder.
  */
 export class CallTargets {
   private readonly hostIds = new Map<string, number>();
@@ -44,18 +47,13 @@ export class CallTargets {
         throw new CompileError('emit', `${origin}: builtin ${func} is missing from the runtime (no export ${exportName})`);
       }
       const name = this.runtime.exportedFunction(exportName, spec.arity, true);
+      if (spec.asksHostForZones) this.hostId(ZONE_OFFSET_BUILTIN);
       return { unguardedArgs: 0, call: (args) => m.call(name, args, i32) };
     }
     if (spec.arity > MAX_HOST_ARITY) {
       throw new CompileError('emit', `${origin}: host builtin ${func} takes more than ${MAX_HOST_ARITY} arguments`);
     }
-    const importName = hostImportName(func);
-    let id = this.hostIds.get(importName);
-    if (id === undefined) {
-      id = this.hostIds.size;
-      this.hostIds.set(importName, id);
-    }
-    const builtinId = id;
+    const builtinId = this.hostId(hostImportName(func));
     const name = this.runtime.envImport(`opa_builtin${spec.arity}`, spec.arity + 2, true);
     const toSet = spec.hostReturnsSet ? this.runtime.runtimeFunction('rt_set_of') : undefined;
     // The second argument is OPA's reserved evaluation context, always 0.
@@ -66,6 +64,28 @@ export class CallTargets {
         return toSet ? m.call(toSet, [answer], i32) : answer;
       },
     };
+  }
+
+  /** The id of a host builtin, numbered in order of first use. */
+  private hostId(importName: string): number {
+    let id = this.hostIds.get(importName);
+    if (id === undefined) {
+      id = this.hostIds.size;
+      this.hostIds.set(importName, id);
+    }
+    return id;
+  }
+
+  /**
+   * The body of the `gen.zone_offset` placeholder: a call of ZONE_OFFSET_BUILTIN through
+   * `opa_builtin2` when a resolved call may need it, else undefined (0), which nothing asks for.
+   */
+  zoneOffsetBody(): binaryen.ExpressionRef {
+    const m = this.runtime.module;
+    const id = this.hostIds.get(ZONE_OFFSET_BUILTIN);
+    if (id === undefined) return m.i32.const(0);
+    const name = this.runtime.envImport('opa_builtin2', 4, true);
+    return m.call(name, [m.i32.const(id), m.i32.const(0), m.local.get(0, i32), m.local.get(1, i32)], i32);
   }
 
   /** `{importName: id}` of the host builtins the calls resolved so far. */

@@ -26,6 +26,11 @@ export const PLACEHOLDERS = {
   builtins: { params: 0, result: true },
   /** () → object value {entrypointName: id}. */
   entrypoints: { params: 0, result: true },
+  /**
+   * (unixSeconds, zone) → number value of the zone's UTC offset in seconds, or 0: the host builtin
+   * ZONE_OFFSET_BUILTIN (compiler/builtins.ts) in a policy calling a builtin that takes a zone.
+   */
+  zone_offset: { params: 2, result: true },
 } as const;
 
 export type PlaceholderName = keyof typeof PLACEHOLDERS;

@@ -79,6 +79,7 @@ class PolicyLinker {
     const plans = this.policy.plans.map((plan) => this.emitPlan(plan));
     this.rt.definePlaceholder('eval', [i32], this.evalBody(plans));
     this.rt.definePlaceholder('entrypoints', [], this.constants.json(JSON.stringify(this.entrypoints())));
+    this.rt.definePlaceholder('zone_offset', [], this.calls.zoneOffsetBody());
     this.rt.definePlaceholder('builtins', [], this.constants.json(JSON.stringify(this.calls.hostBuiltins())));
     // Last: the constant array must include the strings added while generating the code above.
     const init = this.constants.initBody();

@@ -1,8 +1,8 @@
 /**
- * Go's `net` address parsing, and OPA's `net.cidr_contains` on it: addresses are byte slices of
- * 4 or 16 bytes, `ParseIP` gives the 16-byte form, an IPv4 CIDR keeps a 4-byte network and mask,
- * and `IPNet.Contains` compares IPv4-mapped IPv6 addresses as IPv4. Parsing follows Go's
- * `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones).
+ * Go's `net` address parsing, for `net.cidr_merge` (cidr-merge.ts): addresses are byte slices of
+ * 4 or 16 bytes, `ParseIP` gives the 16-byte form, and an IPv4 CIDR keeps a 4-byte network and
+ * mask. Parsing follows Go's `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones). The
+ * module's `net.cidr_contains` parses the same way (policies/runtime/assembly/builtins/cidr.ts).
  */
 
 export type Bytes = Uint8Array;
@@ -134,34 +134,4 @@ export function parseCIDR(s: string): IPNet | undefined {
   if (ones > addr.bitLen) return undefined;
   const mask = cidrMask(ones, addr.bitLen);
   return { ip: applyMask(addr.bytes16, mask), mask };
-}
-
-/** Go's `IPNet.Contains`. */
-function contains(net: IPNet, candidate: Bytes): boolean {
-  let nn = to4(net.ip) ?? net.ip;
-  let mask = net.mask;
-  if (mask.length === 4 && nn.length !== 4) return false;
-  if (mask.length === 16 && nn.length === 4) mask = mask.subarray(12);
-  const ip = to4(candidate) ?? candidate;
-  if (ip.length !== nn.length) return false;
-  return ip.every((b, i) => (b & mask[i]!) === (nn[i]! & mask[i]!));
-}
-
-/** The network's last address (network address with every host bit set), as OPA computes it. */
-function lastAddress(net: IPNet): Bytes {
-  return net.ip.map((b, i) => b | (~net.mask[i]! & 0xff));
-}
-
-/**
- * Whether `cidr` contains the address or network `cidrOrIp`. Undefined when either operand is
- * not valid, as OPA reports an error (evaluated as undefined) for those.
- */
-export function cidrContains(cidr: string, cidrOrIp: string): boolean | undefined {
-  const net = parseCIDR(cidr);
-  if (!net) return undefined;
-  const ip = parseAddr(cidrOrIp);
-  if (ip) return contains(net, ip.bytes16);
-  const inner = parseCIDR(cidrOrIp);
-  if (!inner) return undefined;
-  return contains(net, inner.ip) && contains(net, lastAddress(inner));
 }

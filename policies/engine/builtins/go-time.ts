@@ -1,7 +1,9 @@
 /**
  * OPA's `time.parse_duration_ns`, `time.add_date`, `time.date`, `time.clock` and `time.diff`,
- * computed as Go's `time` package computes them, on nanosecond timestamps held as bigints.
- * Calendar fields in a time zone other than UTC come from the IANA database through `Intl`.
+ * computed as Go's `time` package computes them, on nanosecond timestamps held as bigints, for
+ * modules built by `opa build` (Gatehouse's own run them inside the module); and the UTC offset of
+ * a named zone that Gatehouse's modules ask for. Calendar fields in a time zone other than UTC
+ * come from the IANA database through `Intl`.
  */
 
 const NS_PER_MS = 1_000_000n;
@@ -136,6 +138,16 @@ function utcMs(year: number, month: number, day: number, hour: number, minute: n
   d.setUTCFullYear(year, month - 1, day);
   d.setUTCHours(hour, minute, second, ms);
   return d.getTime();
+}
+
+/**
+ * The UTC offset in seconds of `zone` (an IANA name, `UTC` or `Local`) at a Unix time in whole
+ * seconds; undefined for an unknown zone. Offsets change only at whole seconds, so the module
+ * sends seconds, which a JavaScript number holds exactly.
+ */
+export function zoneOffsetSeconds(unixSeconds: number, zone: string): number | undefined {
+  const f = calendarFields({ ns: BigInt(unixSeconds) * 1_000_000_000n, zone });
+  return f && (utcMs(f.year, f.month, f.day, f.hour, f.minute, f.second, 0) - unixSeconds * 1000) / 1000;
 }
 
 /** Go's `time.Unix(0, ns).UTC().AddDate(years, months, days).UnixNano()`; undefined beyond int64. */

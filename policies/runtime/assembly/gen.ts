@@ -16,3 +16,12 @@ export declare function gen_builtins(): usize;
 /** Object {entrypointName: id}. */
 @external("gen", "entrypoints")
 export declare function gen_entrypoints(): usize;
+
+/**
+ * The UTC offset, in seconds east, of the named time zone (a string value) at a Unix time in whole
+ * seconds (a number value): a number value, or 0 for a zone the host does not know. The emitter
+ * makes it a call of the host builtin `gatehouse.time.zone_offset` (compiler/builtins.ts,
+ * ZONE_OFFSET_BUILTIN) in a policy whose time builtins may be given a zone.
+ */
+@external("gen", "zone_offset")
+export declare function gen_zone_offset(unixSeconds: usize, zone: usize): usize;

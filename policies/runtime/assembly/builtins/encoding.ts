@@ -54,14 +54,17 @@ export function bi_base64url_encode_no_pad(s: Value): Value {
   return output.toStringCopy();
 }
 
-/**
- * As OPA decodes it: text not ending in `=` is padded first when its length leaves two or three
- * characters over (RFC 7515, appendix C), so padded and unpadded text both decode.
- */
+/** The bytes of base64url text as a string; see `base64UrlDecoded`. */
 export function bi_base64url_decode(s: Value): Value {
-  if (!isString(s)) return UNDEFINED;
-  const data = stringData(s);
-  const len = stringLength(s);
+  return isString(s) ? base64UrlDecoded(stringData(s), stringLength(s)) : UNDEFINED;
+}
+
+/**
+ * The `len` bytes of base64url text at `data` decoded, as a string on the heap; undefined for
+ * invalid text. As OPA decodes it: text not ending in `=` is padded first when its length leaves
+ * two or three characters over (RFC 7515, appendix C), so padded and unpadded text both decode.
+ */
+export function base64UrlDecoded(data: usize, len: i32): Value {
   const rest = len % 4;
   const padded = len > 0 && load<u8>(data + <usize>(len - 1)) == 0x3d;
   if (!padded && rest == 1) return UNDEFINED;

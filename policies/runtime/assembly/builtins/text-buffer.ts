@@ -69,6 +69,17 @@ export class TextBuffer extends ByteBuffer {
     this.len += digits;
   }
 
+  /** The `n` bytes at `p` in lower-case hexadecimal, two digits a byte. */
+  hex(p: usize, n: i32): void {
+    const at = this.reserve(n << 1);
+    for (let i = 0; i < n; i++) {
+      const b = <i32>load<u8>(p + <usize>i);
+      store<u8>(at + (<usize>i << 1), hexDigit(b >> 4));
+      store<u8>(at + (<usize>i << 1), hexDigit(b & 15), 1);
+    }
+    this.len += n << 1;
+  }
+
   /** Shortens the text to `len` bytes. */
   truncate(len: i32): void {
     this.len = len;
@@ -78,6 +89,12 @@ export class TextBuffer extends ByteBuffer {
   toStringCopy(): Value {
     return stringCopy(this.data, this.len);
   }
+}
+
+// @ts-ignore: decorator
+@inline
+function hexDigit(v: i32): u8 {
+  return <u8>(v < 10 ? 0x30 + v : 0x57 + v);
 }
 
 const BUFFER_SIZE: i32 = <i32>offsetof<TextBuffer>() + INLINE_CAP;

@@ -1,0 +1,207 @@
+// time.date, time.clock, time.weekday, time.diff and time.add_date, on OPA's time operands: a
+// number of nanoseconds, or an array [ns, zone] (a third element, time.format's layout, must be a
+// string and is not used). Times in UTC (no zone, "UTC" or "") are computed here. The module
+// carries no time zone database, so for any other zone (an IANA name, "Local") it asks the host
+// for the zone's UTC offset at the instant (gen_zone_offset); a zone the host does not know makes
+// the call undefined, as OPA's `time.LoadLocation` error does.
+
+import { gen_zone_offset } from "../gen";
+import {
+  Value, UNDEFINED, isArray, isNumber, isString, arrayLength, arrayGet, stringLength, stringEqualsBytes, intValue, newArray, arrayAppend, numberIsI64, numberToI64,
+} from "../value";
+import {
+  NS_PER_SECOND, SECONDS_PER_DAY, civilDay, civilFromDays, civilMonth, civilYear, daysFromCivil,
+  daysInMonth, fitsI64, floorDiv, floorMod, unixNano,
+} from "./calendar";
+import { output } from "./text-buffer";
+
+/** No answer: what `offsetAt` gives for a zone the host does not know, `dateStep` for a bad operand. */
+// @ts-ignore: decorator
+@inline const NONE: i64 = i64.MIN_VALUE;
+
+const UTC_NAME = memory.data<u8>([0x55, 0x54, 0x43]);
+
+/** The time `readTime` read last: nanoseconds since the epoch, and its zone (UNDEFINED for UTC). */
+let timeNs: i64 = 0;
+let timeZone: Value = UNDEFINED;
+
+/** Reads a time operand into timeNs and timeZone; false if it is not one, as OPA's `tzTime` refuses. */
+function readTime(x: Value): bool {
+  let ns = x;
+  timeZone = UNDEFINED;
+  if (isArray(x)) {
+    const len = arrayLength(x);
+    if (len == 0) return false;
+    ns = arrayGet(x, 0);
+    if (len > 1) {
+      const zone = arrayGet(x, 1);
+      if (!isString(zone)) return false;
+      if (stringLength(zone) != 0 && !stringEqualsBytes(zone, UTC_NAME, 3)) timeZone = zone;
+    }
+    if (len > 2 && !isString(arrayGet(x, 2))) return false;
+  }
+  if (!isNumber(ns) || !numberIsI64(ns)) return false;
+  timeNs = numberToI64(ns);
+  return true;
+}
+
+/** The UTC offset in seconds of `zone` (UNDEFINED for UTC) at a Unix time in seconds, or NONE. */
+function offsetAt(zone: Value, unixSeconds: i64): i64 {
+  if (zone == UNDEFINED) return 0;
+  const answer = gen_zone_offset(intValue(unixSeconds), zone);
+  return isNumber(answer) && numberIsI64(answer) ? numberToI64(answer) : NONE;
+}
+
+/** The wall clock `readWallClock` read last: days since 1970-01-01 and the second of that day. */
+let localDay: i64 = 0;
+let secondOfDay: i32 = 0;
+
+/** Reads the wall clock of `ns` in `zone` into localDay and secondOfDay; false for an unknown zone. */
+function readWallClock(ns: i64, zone: Value): bool {
+  const unixSeconds = floorDiv(ns, NS_PER_SECOND);
+  const offset = offsetAt(zone, unixSeconds);
+  if (offset == NONE) return false;
+  const local = unixSeconds + offset;
+  localDay = floorDiv(local, SECONDS_PER_DAY);
+  secondOfDay = <i32>floorMod(local, SECONDS_PER_DAY);
+  return true;
+}
+
+/** The wall clock of a time operand, in its own zone; false if it is not a time or its zone is unknown. */
+function readOperand(x: Value): bool {
+  return readTime(x) && readWallClock(timeNs, timeZone);
+}
+
+function triple(a: i64, b: i64, c: i64): Value {
+  const result = newArray(3);
+  arrayAppend(result, intValue(a));
+  arrayAppend(result, intValue(b));
+  arrayAppend(result, intValue(c));
+  return result;
+}
+
+/** `time.date(x)`: `[year, month, day]`. */
+export function bi_time_date(x: Value): Value {
+  if (!readOperand(x)) return UNDEFINED;
+  civilFromDays(localDay);
+  return triple(civilYear, civilMonth, civilDay);
+}
+
+/** `time.clock(x)`: `[hour, minute, second]`. */
+export function bi_time_clock(x: Value): Value {
+  if (!readOperand(x)) return UNDEFINED;
+  return triple(secondOfDay / 3600, secondOfDay % 3600 / 60, secondOfDay % 60);
+}
+
+/** `time.weekday(x)`: the day's English name, as Go's `Weekday.String` writes it. */
+export function bi_time_weekday(x: Value): Value {
+  if (!readOperand(x)) return UNDEFINED;
+  output.begin();
+  // 1970-01-01 was a Thursday.
+  switch (<i32>floorMod(localDay + 4, 7)) {
+    case 0: output.ascii("Sunday"); break;
+    case 1: output.ascii("Monday"); break;
+    case 2: output.ascii("Tuesday"); break;
+    case 3: output.ascii("Wednesday"); break;
+    case 4: output.ascii("Thursday"); break;
+    case 5: output.ascii("Friday"); break;
+    default: output.ascii("Saturday");
+  }
+  return output.toStringCopy();
+}
+
+/**
+ * `time.diff(x, y)`: `[years, months, days, hours, minutes, seconds]` from the earlier to the later
+ * time, both read in the first one's zone (the second's zone must still be valid), each field
+ * borrowing from the next larger one as OPA's implementation (from icza/gox) does.
+ */
+export function bi_time_diff(x: Value, y: Value): Value {
+  if (!readTime(y) || (timeZone != UNDEFINED && offsetAt(timeZone, floorDiv(timeNs, NS_PER_SECOND)) == NONE)) {
+    return UNDEFINED;
+  }
+  const yNs = timeNs;
+  if (!readTime(x)) return UNDEFINED;
+  const zone = timeZone;
+  if (!readWallClock(min(timeNs, yNs), zone)) return UNDEFINED;
+  civilFromDays(localDay);
+  const year1 = civilYear;
+  const month1 = civilMonth;
+  const day1 = civilDay;
+  const second1 = secondOfDay;
+  if (!readWallClock(max(timeNs, yNs), zone)) return UNDEFINED;
+  civilFromDays(localDay);
+  let years = civilYear - year1;
+  let months = civilMonth - month1;
+  let days = civilDay - day1;
+  let hours = secondOfDay / 3600 - second1 / 3600;
+  let minutes = secondOfDay % 3600 / 60 - second1 % 3600 / 60;
+  let seconds = secondOfDay % 60 - second1 % 60;
+  if (seconds < 0) {
+    seconds += 60;
+    minutes--;
+  }
+  if (minutes < 0) {
+    minutes += 60;
+    hours--;
+  }
+  if (hours < 0) {
+    hours += 24;
+    days--;
+  }
+  if (days < 0) {
+    days += daysInMonth(month1, year1);
+    months--;
+  }
+  if (months < 0) {
+    months += 12;
+    years--;
+  }
+  const result = newArray(6);
+  arrayAppend(result, intValue(years));
+  arrayAppend(result, intValue(months));
+  arrayAppend(result, intValue(days));
+  arrayAppend(result, intValue(hours));
+  arrayAppend(result, intValue(minutes));
+  arrayAppend(result, intValue(seconds));
+  return result;
+}
+
+/** Years, months or days beyond this many move any time far out of the i64 range, cancelling or not. */
+// @ts-ignore: decorator
+@inline const MAX_DATE_STEP: i64 = 1 << 40;
+
+/** An integer operand of time.add_date, or NONE when it is not one or is out of bounds. */
+function dateStep(v: Value): i64 {
+  if (!isNumber(v) || !numberIsI64(v)) return NONE;
+  const n = numberToI64(v);
+  return n >= -MAX_DATE_STEP && n <= MAX_DATE_STEP ? n : NONE;
+}
+
+/**
+ * `time.add_date(x, years, months, days)`: Go's `AddDate` in the time's zone: the date's fields
+ * are added to, out-of-range days and months carry over (2019-01-31 plus a month is 2019-03-03),
+ * and the wall clock is kept; undefined beyond the i64 nanosecond range.
+ */
+export function bi_time_add_date(x: Value, years: Value, months: Value, days: Value): Value {
+  const addYears = dateStep(years);
+  const addMonths = dateStep(months);
+  const addDays = dateStep(days);
+  if (addYears == NONE || addMonths == NONE || addDays == NONE || !readOperand(x)) return UNDEFINED;
+  civilFromDays(localDay);
+  const monthIndex = <i64>(civilMonth - 1) + addMonths;
+  const year = civilYear + addYears + floorDiv(monthIndex, 12);
+  const day = daysFromCivil(year, <i32>floorMod(monthIndex, 12) + 1, 1) + <i64>(civilDay - 1) + addDays;
+  // Far enough out that the seconds below cannot overflow, and still beyond the i64 nanoseconds.
+  if (day < -200_000 || day > 200_000) return UNDEFINED;
+  let unixSeconds = day * SECONDS_PER_DAY + secondOfDay;
+  if (timeZone != UNDEFINED) {
+    // As Go's `Date` does: the offset at the wall clock read as UTC, unless the instant that
+    // offset gives falls under another one.
+    const guess = offsetAt(timeZone, unixSeconds);
+    const offset = guess == NONE ? NONE : offsetAt(timeZone, unixSeconds - guess);
+    if (offset == NONE) return UNDEFINED;
+    unixSeconds -= offset;
+  }
+  const ns = unixNano(floorDiv(unixSeconds, SECONDS_PER_DAY), floorMod(unixSeconds, SECONDS_PER_DAY) * NS_PER_SECOND + floorMod(timeNs, NS_PER_SECOND));
+  return fitsI64 ? intValue(ns) : UNDEFINED;
+}
