@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { PolicyEngine } from '../policies/engine/index.ts';
 
@@ -10,6 +10,21 @@ import { PolicyEngine } from '../policies/engine/index.ts';
 
 // Building compiles a real module (and, on a fresh checkout, the runtime first).
 t.setTimeout(300_000);
+
+/**
+ * Builds policy `name` from `source` with the engine (closed at the test's end), and loads its
+ * module again with a plain `loadPolicy(bytes)`: no builtins handed to the SDK, which fails any
+ * call to one it lacks.
+ */
+async function engineAndPlain(t: Test, name: string, source: string) {
+  const root = t.testdir({ src: { [`${name}.rego`]: source } });
+  const buildDir = path.join(root, 'build');
+  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
+  t.teardown(() => engine.close());
+  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
+  const plain = await loadPolicy(await readFile(path.join(buildDir, manifest.policies[name].module)));
+  return { engine, plain };
+}
 
 const POLICY = `package gatehouse.builtins.v1
 
@@ -108,13 +123,7 @@ in_new_york := time.date([1577836800000000000, "America/New_York"])
 `;
 
 t.test('a module using the builtins Gatehouse runs natively answers under a plain loadPolicy', async (t) => {
-  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE } });
-  const buildDir = path.join(root, 'build');
-  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
-  t.teardown(() => engine.close());
-  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
-  const wasm = await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module));
-  const plain = await loadPolicy(wasm);
+  const { engine, plain } = await engineAndPlain(t, 'standalone-v1', STANDALONE);
   t.same(plain.evaluate({}, 'gatehouse/standalone/v1/cases'), [{ result: ['àb i', 'STRAßE Ǆ', true, false, true, true, false] }]);
   t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/cases').value, ['àb i', 'STRAßE Ǆ', true, false, true, true, false], 'as the engine answers');
 
@@ -148,12 +157,7 @@ id := uuid.parse(input.id)
 `;
 
 t.test('a module using the crypto, token, version, unit and uuid builtins answers under a plain loadPolicy', async (t) => {
-  const root = t.testdir({ src: { 'standalone-v1.rego': STANDALONE_PURE } });
-  const buildDir = path.join(root, 'build');
-  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
-  t.teardown(() => engine.close());
-  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
-  const plain = await loadPolicy(await readFile(path.join(buildDir, manifest.policies['standalone-v1'].module)));
+  const { engine, plain } = await engineAndPlain(t, 'standalone-v1', STANDALONE_PURE);
 
   const input = {
     text: 'grüße',
@@ -194,13 +198,7 @@ split_unicode := regex.split("\\\\s+", "héllo  wörld")
 `;
 
 t.test('a module using the regex builtins answers under a plain loadPolicy, with no builtins of the host', async (t) => {
-  const root = t.testdir({ src: { 'regex-v1.rego': REGEX_POLICY } });
-  const buildDir = path.join(root, 'build');
-  const engine = await PolicyEngine.open({ sourceDir: path.join(root, 'src'), buildDir });
-  t.teardown(() => engine.close());
-  const manifest = JSON.parse(await readFile(path.join(buildDir, 'manifest.json'), 'utf8'));
-  const wasm = await readFile(path.join(buildDir, manifest.policies['regex-v1'].module));
-  const plain = await loadPolicy(wasm);
+  const { engine, plain } = await engineAndPlain(t, 'regex-v1', REGEX_POLICY);
   const want = {
     matches: [true, true, false],
     valid: [true, false, false],
