@@ -64,7 +64,7 @@ t.test('policies build writes modules and a manifest, and a failed build leaves 
   t.match(run.stdout, /^sample-v1\s+[\d.]+ ms\s+[\d.]+ KiB\s+2 entrypoints$/m);
   t.match(run.stdout, /built 1 policy into /);
 
-  t.same((await readdir(out)).sort(), ['data.json', 'manifest.json', 'sample-v1.ir.txt', 'sample-v1.wasm']);
+  t.same((await readdir(out)).sort(), ['.sources', 'data.json', 'manifest.json', 'sample-v1.ir.txt', 'sample-v1.wasm']);
   const before = await readFile(path.join(out, 'manifest.json'), 'utf8');
   const manifest = JSON.parse(before);
   t.match(manifest, {

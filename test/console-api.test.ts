@@ -76,7 +76,7 @@ t.test('the loaded policies, and the audit chain verified on demand', async (t) 
   t.ok(spend.sources.includes('spend-approval-v1.rego'), 'with the Rego sources it was built from');
   t.same(policies.json.data.map((p: { name: string }) => p.name), engine.names(), 'every loaded policy');
   const detail = await call(url, 'GET', '/v1/policies/spend-approval-v1', { key: reviewer.key });
-  t.equal(detail.status, 200, detail.text);
+  t.equal(detail.status, 200, detail.status === 200 ? 'GET /v1/policies/{name}' : detail.text);
   t.match(detail.json, spend, 'one policy, as listed');
   t.same(
     detail.json.modules.map((m: { path: string }) => m.path),
