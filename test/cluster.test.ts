@@ -67,7 +67,7 @@ async function create(server: TestServer, key: string, body: unknown, headers: R
   return answer;
 }
 
-t.test('a decision created on one instance is read, listed, approved and executed on the other at once', async (t) => {
+t.test('a decision created on one instance is read, listed and approved on the other at once, and executed back on the first', async (t) => {
   const { a, b, creator, approverB } = await pair(t);
   const created = (await create(a, creator.key, gate(82))).json;
   t.equal(created.status, 'created');
@@ -78,6 +78,12 @@ t.test('a decision created on one instance is read, listed, approved and execute
   t.ok(listed.json.data.some((d: { id: string }) => d.id === created.id), 'listed on B');
   const approved = await call(b.url, 'POST', `/v1/decisions/${created.id}/approve`, { key: approverB.key, body: { comment: 'ok' } });
   t.equal(approved.status, 200, approved.text);
+  // Another caller's write reaches A within the replication lag (docs/cluster.md: stated bound
+  // 1 s); acted on before, A's stale copy makes the execution a 409 conflict, never a lost update.
+  const started = Date.now();
+  let seen = created.revision;
+  while (seen < 2 && Date.now() - started < 1000) seen = (await call(a.url, 'GET', `/v1/decisions/${created.id}`, { key: creator.key })).json.revision;
+  t.equal(seen, 2, `A holds B's approval after ${Date.now() - started} ms`);
   const executed = await call(a.url, 'POST', `/v1/decisions/${created.id}/execute`, { key: creator.key, body: {} });
   t.equal(executed.status, 200, executed.text);
   t.equal(executed.json.revision, 3, 'A acted on the approval B recorded');
