@@ -90,7 +90,7 @@ const get: RouteDef = {
     const { evaluator } = ctx.services;
     const info = evaluator.has(name) ? evaluator.info(name) : undefined;
     if (!info) throw new GatehouseError('not_found', `no policy ${name} is loaded`);
-    return json(200, { ...summaryOf(name, info), modules: (info.modules ?? []).map(({ path, text }) => ({ path, text })) });
+    return json(200, { ...summaryOf(name, info), modules: info.modules ?? [] });
   },
 };
 
