@@ -4,7 +4,7 @@ import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { Env } from './env.ts';
 import { requestId } from './ids.ts';
 import type { Verdict } from './policy-evaluator.ts';
-import type { Store } from './store.ts';
+import type { Store, TransactionValue } from './store.ts';
 import { readStoredRecords, type StoredRecord } from './stored-records.ts';
 
 /**
@@ -304,8 +304,10 @@ export const AUDIT_DATABASE = 'audit';
 export class AuditLog {
   private readonly entries: Database<AuditEntry, number>;
   private readonly traces: Database<true, [Env, string, number]>;
-  /** The chain's tail under TAIL_KEY, rewritten with every append: one small read per append instead of a cursor. */
+  /** The chain's tail under TAIL_KEY, rewritten with every batch that appends. */
   private readonly meta: Database<ChainTail, string>;
+  /** The tail, read and written once per write transaction however many entries it appends. */
+  private readonly tailValue: TransactionValue<ChainTail>;
   /** Told each appended entry's number, inside its transaction (the checkpoint signer counts them). */
   private appended: ((seq: number) => void) | null = null;
 
@@ -313,16 +315,16 @@ export class AuditLog {
     this.entries = store.database<AuditEntry, number>(AUDIT_DATABASE);
     this.traces = store.database<true, [Env, string, number]>('audit-trace');
     this.meta = store.database<ChainTail, string>('meta');
+    this.tailValue = store.transactionValue(() => this.storedTail(), (tail) => this.meta.put(TAIL_KEY, tail));
   }
 
   /** Appends one entry; call inside `store.commit` so it lands with the writes it describes. */
   appendInTransaction(draft: AuditDraft): AuditEntry {
-    const tail = this.tail();
-    const linked = linkedEntry(draft, tail);
+    const linked = linkedEntry(draft, this.tailValue.get());
     const entry = linked as AuditEntry;
     entry.hash = entryHash(linked);
     this.entries.put(entry.seq, entry);
-    this.meta.put(TAIL_KEY, { seq: entry.seq, hash: entry.hash });
+    this.tailValue.set({ seq: entry.seq, hash: entry.hash });
     if (entry.env && entry.traceRef) this.traces.put([entry.env, entry.traceRef, entry.seq], true);
     this.appended?.(entry.seq);
     return entry;
@@ -333,8 +335,12 @@ export class AuditLog {
     this.appended = listener;
   }
 
-  /** The last entry's number and hash (0 and GENESIS when empty). */
+  /** The last entry's number and hash (0 and GENESIS when empty), this transaction's appends included. */
   tail(): ChainTail {
+    return this.tailValue.get();
+  }
+
+  private storedTail(): ChainTail {
     const recorded = this.meta.get(TAIL_KEY);
     if (recorded) return recorded;
     // A log written before the tail was recorded: find it once.

@@ -3,7 +3,7 @@ import { inChunks } from './chunked-scan.ts';
 import type { DecisionRecord } from './decision.ts';
 import type { Env } from './env.ts';
 import { GatehouseError } from './errors.ts';
-import type { Store } from './store.ts';
+import type { Store, TransactionValue } from './store.ts';
 
 /**
  * Decisions keyed by [env, id]. Ids sort by creation time, so a range scan within one env lists
@@ -117,8 +117,10 @@ function tallyKey(record: DecisionRecord): TallyKey {
 export class DecisionStore {
   private readonly db: Database<DecisionRecord, [Env, string]>;
   private readonly tallies: Database<number, TallyKey>;
+  /** Each tally as a transaction value: a batch of creations reads and writes it once. */
+  private readonly tallyValues = new Map<string, TransactionValue<number>>();
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.database<DecisionRecord, [Env, string]>('decisions');
     this.tallies = store.database<number, TallyKey>('decision-tallies');
     this.tallyEarlierDecisions(store);
@@ -142,9 +144,16 @@ export class DecisionStore {
   }
 
   private adjustTally(key: TallyKey, delta: number): void {
-    const n = (this.tallies.get(key) ?? 0) + delta;
-    if (n > 0) this.tallies.put(key, n);
-    else this.tallies.remove(key);
+    const id = key.join('\0');
+    let tally = this.tallyValues.get(id);
+    if (!tally) {
+      tally = this.store.transactionValue(
+        () => this.tallies.get(key) ?? 0,
+        (n) => (n > 0 ? this.tallies.put(key, n) : this.tallies.remove(key)),
+      );
+      this.tallyValues.set(id, tally);
+    }
+    tally.set(tally.get() + delta);
   }
 
   /**

@@ -113,6 +113,55 @@ interface PendingCommit {
   after: Array<() => void>;
 }
 
+/**
+ * A stored value that many requests of one batch update in turn: the event log's head, the audit
+ * chain's tail, a tally. Inside a write transaction of `Store.commit` it is read from the store
+ * the first time it is asked for and written back once, as it then stands, just before the
+ * transaction commits: one read and one write per batch instead of one of each per update (each
+ * costs a decode or an encode and a write instruction). Outside one it reads and writes through.
+ */
+export interface TransactionValue<T> {
+  get(): T;
+  set(value: T): void;
+}
+
+interface HeldValue {
+  value: unknown;
+  dirty: boolean;
+}
+
+/** The transaction values a write transaction holds (see `TransactionValue`). */
+type HeldValues = Map<StoredValue<unknown>, HeldValue>;
+
+class StoredValue<T> implements TransactionValue<T> {
+  constructor(
+    private readonly held: () => HeldValues | null,
+    private readonly read: () => T,
+    readonly write: (value: T) => void,
+  ) {}
+
+  get(): T {
+    const values = this.held();
+    if (!values) return this.read();
+    let entry = values.get(this as StoredValue<unknown>);
+    if (!entry) values.set(this as StoredValue<unknown>, (entry = { value: this.read(), dirty: false }));
+    return entry.value as T;
+  }
+
+  set(value: T): void {
+    const values = this.held();
+    if (!values) return this.write(value);
+    values.set(this as StoredValue<unknown>, { value, dirty: true });
+  }
+}
+
+/** A copy of what a transaction holds, to go back to when a nested one rolls back. */
+function copyHeld(values: HeldValues): HeldValues {
+  const copy: HeldValues = new Map();
+  for (const [value, entry] of values) copy.set(value, { value: entry.value, dirty: entry.dirty });
+  return copy;
+}
+
 /** Where each database keeps its shared msgpack structures (see `Store.database`). */
 const SHARED_STRUCTURES = Symbol.for('structures');
 
@@ -138,6 +187,8 @@ export class Store {
   private readonly databases = new Map<string, Database<any, any>>();
   /** Callbacks registered by the transaction currently being applied (see `afterCommit`). */
   private committing: Array<() => void> | null = null;
+  /** The transaction values of the write transaction under way (see `transactionValue`). */
+  private held: HeldValues | null = null;
   /** Transactions waiting for the end of this event-loop turn (see `commit`). */
   private queued: PendingCommit[] = [];
   private batchScheduled = false;
@@ -369,7 +420,7 @@ export class Store {
     const batch = this.takeBatch();
     let outcomes: Outcome[];
     try {
-      const values = this.root.transactionSync(() => batch.map((pending) => this.applyOne(pending)), COMMIT_NOW);
+      const values = this.root.transactionSync(() => this.holdingValues(() => batch.map((pending) => this.applyOne(pending))), COMMIT_NOW);
       outcomes = values.map((value) => ({ ok: true, value }));
     } catch {
       // Rare (see `commit`): the batch is rolled back, and each runs again on its own.
@@ -388,7 +439,7 @@ export class Store {
     const batch = this.takeBatch();
     this.batchInFlight = true;
     try {
-      const outcomes = await this.root.transaction(() => batch.map((pending) => this.applyIsolated(pending)));
+      const outcomes = await this.root.transaction(() => this.holdingValues(() => batch.map((pending) => this.applyIsolated(pending))));
       await this.root.flushed;
       settle(batch, outcomes);
     } catch (error) {
@@ -466,12 +517,17 @@ export class Store {
     let bytes = 0;
     try {
       this.root.transactionSync(() => {
+        this.held = new Map();
         for (const pending of batch) {
           pending.after.length = 0;
+          const before = copyHeld(this.held);
           this.capture = { replicated: [], local: [] };
           const outcome = this.applyIsolated(pending);
           const size = outcome.ok ? writtenBytes(this.capture.replicated) : 0;
-          if (outcomes.length > 0 && bytes + size > maxBytes) break;
+          if (outcomes.length > 0 && bytes + size > maxBytes) {
+            this.held = before;
+            break;
+          }
           bytes += size;
           if (outcome.ok) {
             captured.replicated.push(...this.capture.replicated);
@@ -479,12 +535,16 @@ export class Store {
           }
           outcomes.push(outcome);
         }
+        // The values the batch changed are written once, last, as part of its write set.
+        this.capture = captured;
+        this.writeHeld();
         throw CAPTURED;
       });
     } catch (error) {
       if (error !== CAPTURED) throw error;
     } finally {
       this.capture = null;
+      this.held = null;
       this.forgetUnsavedStructures();
     }
     return { outcomes, captured };
@@ -505,15 +565,18 @@ export class Store {
    * open): its outcome, its writes rolled back if it threw.
    */
   private applyIsolated(pending: PendingCommit, flags?: number): Outcome {
+    // Nested in a transaction that holds values: what this one changes is undone with it.
+    const before = this.held && copyHeld(this.held);
     try {
       let value: unknown;
       // Nothing is returned to lmdb-js: a thenable result (an lmdb-js put's promise, say) would
       // make it finish the transaction asynchronously.
       this.root.transactionSync(() => {
-        value = this.applyOne(pending);
+        value = before ? this.applyOne(pending) : this.holdingValues(() => this.applyOne(pending));
       }, flags);
       return { ok: true, value };
     } catch (error) {
+      if (before) this.held = before;
       this.rolledBack([pending]);
       return { ok: false, error };
     }
@@ -548,6 +611,33 @@ export class Store {
   afterCommit(fn: () => void): void {
     if (!this.committing) throw new Error('afterCommit is only valid inside store.commit');
     this.committing.push(fn);
+  }
+
+  /**
+   * A value read once and written once per write transaction (see `TransactionValue`): `read`
+   * reads it as stored, `write` stores it. Values must be immutable: `set` a new one.
+   */
+  transactionValue<T>(read: () => T, write: (value: T) => void): TransactionValue<T> {
+    return new StoredValue(() => this.held, read, write);
+  }
+
+  /**
+   * Runs `fn` as a write transaction's whole work, holding its transaction values and writing
+   * the changed ones at the end, inside the transaction.
+   */
+  private holdingValues<T>(fn: () => T): T {
+    this.held = new Map();
+    try {
+      const result = fn();
+      this.writeHeld();
+      return result;
+    } finally {
+      this.held = null;
+    }
+  }
+
+  private writeHeld(): void {
+    for (const [value, entry] of this.held!) if (entry.dirty) value.write(entry.value);
   }
 
   /** Flushes the file to disk (mdb_env_sync, off the main thread). */

@@ -41,11 +41,33 @@ t.test('an audit.appended event stores a reference to its entry and reads back t
     log.appendInTransaction(auditEvent(appended)!);
     return appended;
   });
-  const stored = store.database<{ data: unknown; auditSeq?: number }, number>('events').get(1)!;
-  t.equal(stored.data, null, 'the stored event holds no copy of the entry');
+  const stored = store.database<{ data?: unknown; json?: string; auditSeq?: number }, number>('events').get(1)!;
+  t.equal(stored.data, undefined, 'the stored event holds no copy of the entry');
+  t.equal(stored.json, undefined, 'not even as text');
   t.equal(stored.auditSeq, entry.seq, 'only its number');
-  t.same(log.after(0, 10)[0]!.data, entry, 'readers of the log see the entry');
-  t.same(log.ofTopic('sandbox', 'audit')[0]!.data, entry, 'so do readers of a topic');
+  t.same(JSON.parse(log.after(0, 10)[0]!.dataJson), JSON.parse(JSON.stringify(entry)), 'readers of the log see the entry');
+  t.same(log.ofTopic('sandbox', 'audit'), [], 'the audit topic is not indexed (the audit log has its own trace index)');
+});
+
+t.test('event data is stored as JSON text once, given or serialised, and older records still read', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  const log = new EventLog(store, new AuditLog(store));
+  const text = '{"id":"dec_1","title":"as the reply wrote it"}';
+  await store.commit(() => {
+    log.appendInTransaction({ kind: 'decision.created', topic: 'decisions/dec_1', env: 'sandbox', data: null, dataJson: text });
+    log.appendInTransaction({ kind: 'key.created', topic: 'keys/key_1', env: 'sandbox', data: { id: 'key_1', scopes: ['a'] } });
+  });
+  const events = store.database<{ json?: string; data?: unknown }, number>('events');
+  t.equal(events.get(1)!.json, text, 'the given text is what is stored');
+  t.equal(events.get(2)!.json, '{"id":"key_1","scopes":["a"]}', 'a value is serialised once, at append');
+  // An event as stored before the text was kept: its data a value.
+  await store.commit(() => {
+    events.put(3, { cursor: 3, id: 'evt_old', time: new Date().toISOString(), kind: 'key.revoked', topic: 'keys/key_1', env: 'sandbox', data: { id: 'key_1' } } as never);
+    store.database<number, string>('meta').put('events-head', 3);
+  });
+  t.same(log.after(0, 10).map((e) => e.dataJson), [text, '{"id":"key_1","scopes":["a"]}', '{"id":"key_1"}']);
+  t.same(log.ofTopic('sandbox', 'decisions/dec_1').map((e) => e.id.slice(0, 4)), ['evt_'], 'decision topics are indexed');
 });
 
 t.test('topics', async (t) => {

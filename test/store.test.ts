@@ -40,6 +40,41 @@ for (const durability of ['commit', 'flush'] as const) {
     t.same(ran, ['a', 'c'], 'after-commit work runs for committed transactions only');
   });
 
+  t.test(`${durability}: a transaction value is read and written once per batch, and a failing commit's change to it is undone`, async (t) => {
+    const store = Store.open({ dataDir: tempDir(t), durability });
+    t.teardown(() => store.close());
+    const db = store.database<number, string>('counters');
+    let reads = 0;
+    let writes = 0;
+    const counter = store.transactionValue(
+      () => (reads++, db.get('n') ?? 0),
+      (n) => (writes++, db.put('n', n)),
+    );
+    const bump = () => store.commit(() => {
+      const n = counter.get() + 1;
+      counter.set(n);
+      return n;
+    });
+    const results = await Promise.allSettled([
+      bump(),
+      bump(),
+      store.commit(() => {
+        counter.set(counter.get() + 100);
+        throw new Error('refused after changing the counter');
+      }),
+      bump(),
+    ]);
+    t.same(results.map((r) => (r.status === 'fulfilled' ? r.value : 'refused')), [1, 2, 'refused', 3], 'each sees the others\' changes, never the refused one\'s');
+    t.equal(db.get('n'), 3, 'the stored value is the last one set by a commit that succeeded');
+    // `commit` runs the batch again without sharing, one transaction per commit (the failed batch read once); `flush` nests one per commit in one.
+    t.ok(writes <= 3 && reads <= 5, `at most one read and one write per transaction (${reads} reads, ${writes} writes)`);
+    t.equal(counter.get(), 3, 'outside a transaction it reads through');
+    reads = writes = 0;
+    await Promise.all(Array.from({ length: 20 }, bump));
+    t.equal(db.get('n'), 23);
+    t.same([reads, writes], [1, 1], 'twenty commits in one batch: one read, one write');
+  });
+
   t.test(`${durability}: close commits what was queued, then refuses new work; a reopened store has it`, async (t) => {
     const dataDir = tempDir(t);
     const store = Store.open({ dataDir, durability });

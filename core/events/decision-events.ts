@@ -13,9 +13,15 @@ export function decisionTopic(decisionId: string): string {
   return `decisions/${decisionId}`;
 }
 
-/** The event for the step a decision just took (its last history entry). */
-export function decisionEvent(record: DecisionRecord): EventDraft {
-  return { kind: stepKind(record.history.at(-1)?.action ?? 'create', record), topic: decisionTopic(record.id), env: record.env, data: decisionView(record) };
+/**
+ * The event for the step a decision just took (its last history entry). `viewJson`, when the
+ * caller already serialised `decisionView(record)` (the reply), is stored as the event's data.
+ */
+export function decisionEvent(record: DecisionRecord, viewJson?: string): EventDraft {
+  const event: EventDraft = { kind: stepKind(record.history.at(-1)?.action ?? 'create', record), topic: decisionTopic(record.id), env: record.env, data: null };
+  if (viewJson === undefined) event.data = decisionView(record);
+  else event.dataJson = viewJson;
+  return event;
 }
 
 function stepKind(action: DecisionAction, record: DecisionRecord): EventKind {

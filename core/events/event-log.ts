@@ -2,8 +2,32 @@ import type { Database } from 'lmdb';
 import type { AuditLog } from '../audit-log.ts';
 import { sortableId } from '../ids.ts';
 import { readRange } from '../range-read.ts';
-import type { Store } from '../store.ts';
+import type { Store, TransactionValue } from '../store.ts';
 import type { EventDraft, StoredEvent } from './event.ts';
+
+/**
+ * An event as stored: its data as JSON text, written once (`json`), or, for an event that reports
+ * an audit entry, that entry's number (`auditSeq`). Events stored before the text was kept carry
+ * their data as a value (`data`).
+ */
+interface EventRecord {
+  cursor: number;
+  id: string;
+  time: string;
+  kind: StoredEvent['kind'];
+  topic: string;
+  env: StoredEvent['env'];
+  json?: string;
+  auditSeq?: number;
+  data?: unknown;
+}
+
+/**
+ * The topic every audit entry's event is published under. It is not indexed by topic: it holds
+ * every entry of its environment, the audit log's own trace index answers for one decision, and
+ * an index entry per call would cost each request one more write.
+ */
+const UNINDEXED_TOPIC = 'audit';
 
 /**
  * The durable event log: every event, numbered by a cursor that increases by one per event
@@ -27,36 +51,40 @@ export interface RetentionPolicy {
 export const DEFAULT_RETENTION: RetentionPolicy = { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000_000 };
 
 const PRUNED_THROUGH = 'events-pruned-through';
-/** The last cursor handed out, rewritten with every append: one small read per append instead of a cursor. */
+/** The last cursor handed out, rewritten with every batch that appends (see `EventLog.headValue`). */
 const HEAD = 'events-head';
 /** One prune removes at most this many events, so its transaction stays short; the next run goes on. */
 const PRUNE_BATCH = 10_000;
 
 export class EventLog {
-  private readonly events: Database<StoredEvent, number>;
+  private readonly events: Database<EventRecord, number>;
   /** `[env, topic, cursor]` → true. */
   private readonly byTopic: Database<true, [string, string, number]>;
   private readonly meta: Database<number, string>;
   private readonly listeners: Array<() => void> = [];
+  /** The head, read and written once per write transaction however many events it appends. */
+  private readonly headValue: TransactionValue<number>;
 
   constructor(
     private readonly store: Store,
     /** Where events that report an audit entry (`auditSeq`) read it from. */
     private readonly audit: Pick<AuditLog, 'entry'>,
   ) {
-    this.events = store.database<StoredEvent, number>('events');
+    this.events = store.database<EventRecord, number>('events');
     this.byTopic = store.database<true, [string, string, number]>('events-by-topic');
     this.meta = store.database<number, string>('meta');
+    this.headValue = store.transactionValue(() => this.storedHead(), (cursor) => this.meta.put(HEAD, cursor));
   }
 
   /** Numbers and stores one event; call inside `store.commit`, with the writes it describes. */
-  appendInTransaction(draft: EventDraft): StoredEvent {
-    const event: StoredEvent = { cursor: this.head() + 1, id: sortableId('evt_'), time: new Date().toISOString(), kind: draft.kind, topic: draft.topic, env: draft.env, data: draft.data };
+  appendInTransaction(draft: EventDraft): void {
+    const cursor = this.headValue.get() + 1;
+    const event: EventRecord = { cursor, id: sortableId('evt_'), time: new Date().toISOString(), kind: draft.kind, topic: draft.topic, env: draft.env };
     if (draft.auditSeq !== undefined) event.auditSeq = draft.auditSeq;
-    this.events.put(event.cursor, event);
-    this.meta.put(HEAD, event.cursor);
-    this.byTopic.put([event.env, event.topic, event.cursor], true);
-    return event;
+    else event.json = draft.dataJson ?? JSON.stringify(draft.data);
+    this.events.put(cursor, event);
+    this.headValue.set(cursor);
+    if (draft.topic !== UNINDEXED_TOPIC) this.byTopic.put([draft.env, draft.topic, cursor], true);
   }
 
   /** The retained events of one topic in one environment, oldest first. */
@@ -64,13 +92,17 @@ export class EventLog {
     const out: StoredEvent[] = [];
     for (const [, , cursor] of readRange(this.byTopic.getKeys({ start: [env, topic, 0], end: [env, topic, Number.MAX_SAFE_INTEGER] }))) {
       const event = this.events.get(cursor);
-      if (event) out.push(this.withData(event));
+      if (event) out.push(this.readable(event));
     }
     return out;
   }
 
-  /** The cursor of the last event (0 when the log has never held one). */
+  /** The cursor of the last event (0 when the log has never held one), this transaction's appends included. */
   head(): number {
+    return this.headValue.get();
+  }
+
+  private storedHead(): number {
     const recorded = this.meta.get(HEAD);
     if (recorded !== undefined) return recorded;
     // A log written before the head was recorded: find it once.
@@ -81,14 +113,15 @@ export class EventLog {
   /** Up to `limit` events with a cursor above `cursor`, in order. */
   after(cursor: number, limit: number): StoredEvent[] {
     const out: StoredEvent[] = [];
-    for (const { value } of this.events.getRange({ start: cursor + 1, limit })) out.push(this.withData(value));
+    for (const { value } of this.events.getRange({ start: cursor + 1, limit })) out.push(this.readable(value));
     return out;
   }
 
   /** The event as readers see it: one that reports an audit entry carries the entry as its data. */
-  private withData(event: StoredEvent): StoredEvent {
-    if (event.auditSeq !== undefined) event.data = this.audit.entry(event.auditSeq) ?? null;
-    return event;
+  private readable(record: EventRecord): StoredEvent {
+    const { cursor, id, time, kind, topic, env } = record;
+    const data = record.json ?? JSON.stringify(record.auditSeq === undefined ? record.data : (this.audit.entry(record.auditSeq) ?? null)) ?? 'null';
+    return { cursor, id, time, kind, topic, env, dataJson: data };
   }
 
   /** Events up to this cursor have been pruned: a reader behind it has missed some. */

@@ -39,16 +39,29 @@ export interface EventDraft {
   /** What happened; read back from the audit log when the event reports an audit entry (`auditSeq`). */
   data: unknown;
   /**
+   * `data` already serialised as JSON (the reply that carried it, for a decision's step): the log
+   * stores this text instead of serialising `data` again.
+   */
+  dataJson?: string;
+  /**
    * The audit entry the event reports (`audit.appended`). The event stores this reference, not a
    * copy: the entry is written once, in the same transaction, and never changes.
    */
   auditSeq?: number;
 }
 
-export interface StoredEvent extends EventDraft {
+/**
+ * An event as the log hands it to readers (the stream, the webhook fan-out, impact traces): its
+ * data as JSON text, which is what every reader sends on.
+ */
+export interface StoredEvent {
   cursor: number;
   /** `evt_…`, also the `webhook-id` of its deliveries (the same across retries and replays). */
   id: string;
   /** ISO 8601, when it was committed. */
   time: string;
+  kind: EventKind;
+  topic: string;
+  env: Env;
+  dataJson: string;
 }

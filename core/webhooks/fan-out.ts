@@ -88,7 +88,7 @@ export class FanOut {
         messageId: event.id,
         kind: event.kind,
         cursor: event.cursor,
-        payload: webhookPayload(event.kind, event.time, event.data, { cursor: event.cursor, topic: event.topic }),
+        payload: webhookPayload(event.kind, event.time, event.dataJson, { cursor: event.cursor, topic: event.topic }),
       }),
     );
   }

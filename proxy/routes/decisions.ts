@@ -83,8 +83,9 @@ const create: RouteDef = {
     const record = workflow.applyCreate(ctx.draft!, ctx.policyCheck!);
     ctx.decision = record;
     ctx.writes.push(() => workflow.write(record));
-    ctx.events.push(decisionEvent(record));
-    return json(200, decisionView(record));
+    const reply = json(200, decisionView(record));
+    ctx.events.push(decisionEvent(record, reply.body));
+    return reply;
   },
 };
 
@@ -182,9 +183,13 @@ function action(act: Act): RouteDef {
       ctx.decision = record;
       ctx.checks.push(() => workflow.assertCurrent(record));
       ctx.writes.push(() => workflow.write(record));
-      ctx.events.push(decisionEvent(record));
-      if (refusal) throw refusal;
-      return json(200, decisionView(record));
+      if (refusal) {
+        ctx.events.push(decisionEvent(record));
+        throw refusal;
+      }
+      const reply = json(200, decisionView(record));
+      ctx.events.push(decisionEvent(record, reply.body));
+      return reply;
     },
   };
 }

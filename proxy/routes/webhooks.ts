@@ -239,7 +239,7 @@ const test: RouteDef = {
   handle: (ctx) =>
     queueDelivery(ctx, (endpoint) => {
       const at = new Date().toISOString();
-      const payload = webhookPayload('webhook.test', at, { endpointId: endpoint.id, message: 'A test message from Gatehouse.' }, null);
+      const payload = webhookPayload('webhook.test', at, JSON.stringify({ endpointId: endpoint.id, message: 'A test message from Gatehouse.' }), null);
       return newDelivery({ endpointId: endpoint.id, env: endpoint.env, messageId: sortableId('msg_'), kind: 'webhook.test', cursor: null, payload });
     }),
 };

@@ -59,8 +59,9 @@ export function parseClientMessage(frame: ArrayBuffer, isBinary: boolean): Clien
 }
 
 export function eventMessage(event: StoredEvent): string {
-  const { cursor, id, kind, topic, time, data } = event;
-  return JSON.stringify({ type: 'event', cursor, id, kind, topic, time, data });
+  const { cursor, id, kind, topic, time, dataJson } = event;
+  // The data is JSON text as the log keeps it: spliced in, not parsed and written again.
+  return `${JSON.stringify({ type: 'event', cursor, id, kind, topic, time }).slice(0, -1)},"data":${dataJson}}`;
 }
 
 export function errorMessage(error: StreamError): string {
