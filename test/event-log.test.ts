@@ -88,3 +88,18 @@ t.test('retries back off with jitter and end', async (t) => {
   t.equal(retryDelay(schedule, 2, () => 1), 66_000, '10% later at the most');
   t.equal(retryDelay(schedule, 3), null, 'given up after the schedule');
 });
+
+t.test('announcements made together tell the readers once, after the caller goes on', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  const log = new EventLog(store, new AuditLog(store));
+  let told = 0;
+  log.onCommitted(() => told++);
+  for (let i = 0; i < 10; i++) log.announce();
+  t.equal(told, 0, 'not while the announcing code runs');
+  await Promise.resolve();
+  t.equal(told, 1, 'once for the ten, by the next microtask');
+  log.announce();
+  await Promise.resolve();
+  t.equal(told, 2, 'a later announcement tells them again');
+});

@@ -62,6 +62,8 @@ export class EventLog {
   private readonly byTopic: Database<true, [string, string, number]>;
   private readonly meta: Database<number, string>;
   private readonly listeners: Array<() => void> = [];
+  /** An announcement is queued and has not yet told the listeners. */
+  private announced = false;
   /** The head, read and written once per write transaction however many events it appends. */
   private readonly headValue: TransactionValue<number>;
 
@@ -154,13 +156,23 @@ export class EventLog {
     return through - from;
   }
 
-  /** Calls `listener` whenever `announce` is called: after a commit that appended events. */
+  /** Calls `listener` after `announce` is called: after a commit that appended events. */
   onCommitted(listener: () => void): void {
     this.listeners.push(listener);
   }
 
-  /** Tells the readers that committed events may be waiting. */
+  /**
+   * Tells the readers that committed events may be waiting. The requests of one batch all
+   * announce as their commit resolves; the readers are told once, when the microtasks queued by
+   * then have run, and read whatever all of them committed (each told per request cost a read
+   * of the log's head and of the webhook endpoints per call).
+   */
   announce(): void {
-    for (const listener of this.listeners) listener();
+    if (this.announced) return;
+    this.announced = true;
+    queueMicrotask(() => {
+      this.announced = false;
+      for (const listener of this.listeners) listener();
+    });
   }
 }
