@@ -36,7 +36,8 @@ import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { readProcessCpuS } from '../lib/machine-cpu.ts';
 import { runName } from '../lib/series-metrics.ts';
 import { runSplitLoad } from '../lib/split-load.ts';
-import { longestSuccessGap, startSteadyLoad, succeeded, type Completion, type SuccessGap } from '../lib/steady-load.ts';
+import { openFailoverFloor } from '../lib/failover-floor.ts';
+import { longestSuccessGap, startSteadyLoad, succeeded, type Completion, type SteadyLoad, type SuccessGap } from '../lib/steady-load.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -201,31 +202,39 @@ interface KillRecord {
   resumed: boolean;
 }
 
+/** What a failover measurement kills the leader under: a steady load through some writers of one stream. */
+interface FailoverSubject {
+  /** How the notes name it. */
+  name: string;
+  /** The metrics' prefix: `failover` for Gatehouse, `failover.floor` for the floor. */
+  prefix: string;
+  stream: string;
+  /** How many writers share the load (a gap is also measured through each alone). */
+  writers: number;
+  /** What one write is, for the notes. */
+  writes: string;
+  startLoad(): Promise<SteadyLoad>;
+}
+
 /**
- * Issue 18's fault 1 as a measurement: steady load at FAILOVER_RATE through the deployment's
- * instances; `kills` times, SIGKILL the stream's leader, wait for writes to resume, let the
- * cluster run degraded a while, restart the server and wait for the cluster to be ready, let the
- * load settle. Each kill's gap is the longest stretch without a successful write from the kill
- * to the end of its settling, counted from the last success before it.
+ * Issue 18's fault 1 as a measurement: steady load at FAILOVER_RATE through the subject's
+ * writers; `kills` times, SIGKILL the stream's leader, wait for writes to resume, let the cluster
+ * run degraded a while, restart the server and wait for the cluster to be ready, let the load
+ * settle. Each kill's gap is the longest stretch without a successful write from the kill to the
+ * end of its settling, counted from the last success before it.
  */
-async function measureFailover(deployment: Deployment, nats: NatsCluster, options: ScenarioOptions, metrics: Record<string, number>): Promise<string[]> {
+async function measureFailover(subject: FailoverSubject, nats: NatsCluster, options: ScenarioOptions, metrics: Record<string, number>): Promise<string[]> {
   const mode = options.quick ? 'quick' : 'full';
   const kills = KILLS[mode];
-  options.progress(`failover: ${FAILOVER_RATE} decisions/s through ${deployment.instances.length} instances, ${kills} kills of the stream leader`);
-  const load = await startSteadyLoad({
-    urls: deployment.instances.map((instance) => `${instance.url}/v1/decisions`),
-    headers: deployment.headers,
-    body: DECISION_BODY,
-    rate: FAILOVER_RATE,
-    connectionsPerUrl: Math.max(1, Math.floor(options.connections / deployment.instances.length)),
-  });
+  options.progress(`failover: ${FAILOVER_RATE} writes/s through ${subject.name}'s ${subject.writers} writers, ${kills} kills of the stream leader`);
+  const load = await subject.startLoad();
   const records: KillRecord[] = [];
   const started = performance.now();
   let completions: Completion[];
   try {
     await sleep(SETTLE_MS[mode]);
     for (let k = 0; k < kills; k++) {
-      const victim = await streamLeader(nats, deployment.stream!);
+      const victim = await streamLeader(nats, subject.stream);
       const killedAt = performance.now();
       await victim.kill('SIGKILL');
       const resumed = await writesResumed(load.completions, killedAt, RESUME_TIMEOUT_MS);
@@ -233,35 +242,79 @@ async function measureFailover(deployment: Deployment, nats: NatsCluster, option
       await victim.start();
       await sleep(SETTLE_MS[mode]);
       records.push({ server: victim.name, killedAt, until: performance.now(), resumed });
-      const { gap, instanceGapMs } = killGaps(load.completions, deployment.instances.length, records.at(-1)!);
-      options.progress(`failover: kill ${k + 1}/${kills} (${victim.name}, the stream leader): longest gap in successful writes ${Math.round(gap.gapMs)} ms${gap.closed ? '' : ' (still open)'}, through one instance ${Math.round(instanceGapMs)} ms`);
+      const { gap, instanceGapMs } = killGaps(load.completions, subject.writers, records.at(-1)!);
+      options.progress(`failover (${subject.name}): kill ${k + 1}/${kills} (${victim.name}, the stream leader): longest gap in successful writes ${Math.round(gap.gapMs)} ms${gap.closed ? '' : ' (still open)'}, through one writer ${Math.round(instanceGapMs)} ms`);
     }
   } finally {
     completions = await load.stop();
   }
   const round = (ms: number) => Math.round(ms * 10) / 10;
   const ended = records.at(-1)?.until ?? started;
-  const gaps = records.map((r) => killGaps(completions, deployment.instances.length, r));
+  const gaps = records.map((r) => killGaps(completions, subject.writers, r));
   const gapMs = gaps.map((g) => round(g.gap.gapMs));
   const instanceGapMs = gaps.map((g) => round(g.instanceGapMs));
   const statuses: Record<string, number> = {};
   for (const c of completions) statuses[c.status ?? 'failed'] = (statuses[c.status ?? 'failed'] ?? 0) + 1;
+  const p = subject.prefix;
   Object.assign(metrics, {
-    'failover.kills': records.length,
-    'failover.maxGapMs': Math.max(...gapMs),
-    'failover.medianGapMs': median(gapMs),
-    'failover.maxInstanceGapMs': Math.max(...instanceGapMs),
-    'failover.medianInstanceGapMs': median(instanceGapMs),
-    'failover.requests': completions.length,
-    'failover.throughput': Math.round((completions.filter((c) => succeeded(c) && c.at <= ended).length / (ended - started)) * 1000),
-    'failover.errors': completions.filter((c) => !succeeded(c)).length,
-    'failover.unresumed': records.filter((r) => !r.resumed).length,
+    [`${p}.kills`]: records.length,
+    [`${p}.maxGapMs`]: Math.max(...gapMs),
+    [`${p}.medianGapMs`]: median(gapMs),
+    [`${p}.maxInstanceGapMs`]: Math.max(...instanceGapMs),
+    [`${p}.medianInstanceGapMs`]: median(instanceGapMs),
+    [`${p}.requests`]: completions.length,
+    [`${p}.throughput`]: Math.round((completions.filter((c) => succeeded(c) && c.at <= ended).length / (ended - started)) * 1000),
+    [`${p}.errors`]: completions.filter((c) => !succeeded(c)).length,
+    [`${p}.unresumed`]: records.filter((r) => !r.resumed).length,
   });
-  records.forEach((_, i) => Object.assign(metrics, { [`failover.kill${i + 1}.gapMs`]: gapMs[i], [`failover.kill${i + 1}.instanceGapMs`]: instanceGapMs[i] }));
-  const perKill = records.map((r, i) => `${gapMs[i]} ms (${r.server}${gaps[i]!.gap.closed ? '' : ', still open'}; the longer instance ${instanceGapMs[i]} ms)`);
+  records.forEach((_, i) => Object.assign(metrics, { [`${p}.kill${i + 1}.gapMs`]: gapMs[i], [`${p}.kill${i + 1}.instanceGapMs`]: instanceGapMs[i] }));
+  const perKill = records.map((r, i) => `${gapMs[i]} ms (${r.server}${gaps[i]!.gap.closed ? '' : ', still open'}; the longer writer ${instanceGapMs[i]} ms)`);
   return [
-    `failover: ${FAILOVER_RATE} decisions/s open loop through ${deployment.name}'s ${deployment.instances.length} instances (requests alternate between them), ${records.length} SIGKILLs of the commit stream's leader, each followed by a wait for a successful write (${RESUME_TIMEOUT_MS / 1000} s at most), ${DEGRADED_MS[mode]} ms on two servers, a restart of the killed server until the cluster was ready, and ${SETTLE_MS[mode]} ms of steady load. Per kill, the longest time between two successive successful writes (through either instance) from the kill to the end of its settling: ${perKill.join(', ')}; max ${Math.max(...gapMs)} ms, median ${median(gapMs)} ms; through one instance alone: max ${Math.max(...instanceGapMs)} ms, median ${median(instanceGapMs)} ms. Answers: ${JSON.stringify(statuses)} of ${completions.length} requests completed (requests still waiting for a connection at the end were not sent).`,
+    `${p}: ${FAILOVER_RATE} ${subject.writes}/s open loop through ${subject.name}'s ${subject.writers} writers (alternately), ${records.length} SIGKILLs of the stream's leader, each followed by a wait for a successful write (${RESUME_TIMEOUT_MS / 1000} s at most), ${DEGRADED_MS[mode]} ms on two servers, a restart of the killed server until the cluster was ready, and ${SETTLE_MS[mode]} ms of steady load. Per kill, the longest time between two successive successful writes (through either writer) from the kill to the end of its settling: ${perKill.join(', ')}; max ${Math.max(...gapMs)} ms, median ${median(gapMs)} ms; through one writer alone: max ${Math.max(...instanceGapMs)} ms, median ${median(instanceGapMs)} ms. Answers: ${JSON.stringify(statuses)} of ${completions.length} writes completed.`,
   ];
+}
+
+/** Gatehouse's failover subject: decision creation through a clustered deployment's instances. */
+function gatehouseFailover(deployment: Deployment, options: ScenarioOptions): FailoverSubject {
+  return {
+    name: deployment.name,
+    prefix: 'failover',
+    stream: deployment.stream!,
+    writers: deployment.instances.length,
+    writes: 'decisions',
+    startLoad: () =>
+      startSteadyLoad({
+        urls: deployment.instances.map((instance) => `${instance.url}/v1/decisions`),
+        headers: deployment.headers,
+        body: DECISION_BODY,
+        rate: FAILOVER_RATE,
+        connectionsPerUrl: Math.max(1, Math.floor(options.connections / deployment.instances.length)),
+      }),
+  };
+}
+
+/**
+ * The same kills under bare JetStream compare-and-set publishes (bench/lib/failover-floor.ts):
+ * how long the NATS cluster itself takes to write again, in the same run.
+ */
+async function measureFailoverFloor(nats: NatsCluster, options: ScenarioOptions, metrics: Record<string, number>): Promise<string[]> {
+  const floor = await openFailoverFloor(nats.urls, 'FAILOVER_FLOOR');
+  try {
+    const notes = await measureFailover(
+      { name: 'the JetStream floor', prefix: 'failover.floor', stream: floor.stream, writers: 2, writes: 'compare-and-set publishes', startLoad: async () => floor.start(FAILOVER_RATE) },
+      nats,
+      options,
+      metrics,
+    );
+    const ratio = (a: string) => Math.round((metrics[`failover.${a}`]! / Math.max(metrics[`failover.floor.${a}`]!, 1)) * 1000) / 1000;
+    if (metrics['failover.medianGapMs'] !== undefined) {
+      metrics['failover.medianGapRatioFloor'] = ratio('medianGapMs');
+      metrics['failover.maxGapRatioFloor'] = ratio('maxGapMs');
+    }
+    return notes;
+  } finally {
+    await floor.close();
+  }
 }
 
 /**
@@ -295,11 +348,12 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       const deployment = clustered === 'floor' ? await deployFloor(name, count, nats, options, pin) : await deploy(name, count, clustered ? nats : null, options, pin);
       try {
         await measure(deployment, clustered ? nats : null, rates, options, series, metrics);
-        if (clustered === true && count === 2) notes.push(...(await measureFailover(deployment, nats, options, metrics)));
+        if (clustered === true && count === 2) notes.push(...(await measureFailover(gatehouseFailover(deployment, options), nats, options, metrics)));
       } finally {
         await Promise.all(deployment.instances.map((instance) => instance.stop()));
       }
     }
+    notes.push(...(await measureFailoverFloor(nats, options, metrics)));
   } finally {
     await nats.stop();
   }
