@@ -112,3 +112,29 @@ t.test('a caller reads its decision in memory right after the reply, through the
   await server.services.memory.written();
   t.equal(server.services.memory.list('sandbox', 'decisions').length, 5, 'every decision has its memory stored');
 });
+
+t.test('a decision whose memory commit fails (a cluster without a leader, say) has its memory stored by the retry', async (t) => {
+  const { server, creator, as } = await setup(t);
+  const memory = server.services.memory;
+  // The fault: the first commit that carries memory fails, as one the cluster refuses during a
+  // failover; twice, since the store runs a failed batch's commits again one by one.
+  const persist = memory.persist.bind(memory);
+  let refusals = 2;
+  memory.persist = (item, vector) => {
+    if (refusals > 0) {
+      refusals--;
+      throw new Error('the cluster refused the commit');
+    }
+    persist(item, vector);
+  };
+  t.teardown(() => {
+    memory.persist = persist;
+  });
+  const decision = ok(t, await as(creator)('POST', '/v1/decisions', { title: 'Renew the support contract', policy: 'spend-approval-v1', context: [{ source: 'finance:amount', value: 75 }] }));
+  const stored = () => memory.list('sandbox', 'decisions').some((item) => item.key === decision.id);
+  for (const deadline = Date.now() + 10_000; !stored() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(refusals, 0, 'the commit carrying its memory was refused');
+  t.ok(stored(), 'the retry stored it');
+  const found = ok(t, await as(creator)('POST', '/v1/memory/query', { query: 'renew the support contract', namespaces: ['decisions'] }));
+  t.ok(found.results.some((r: { key: string }) => r.key === decision.id), 'and queries find it');
+});

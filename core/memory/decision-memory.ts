@@ -31,6 +31,13 @@ import type { Objectives } from './objectives.ts';
  * so a caller still reads its own decision in memory right after the reply.
  */
 const RECORD_WINDOW_MS = 25;
+/**
+ * After a commit that failed (the cluster refused it during a failover, say), how long until the
+ * versions it carried are offered again, doubling with each failure in a row up to the maximum.
+ * They are staged already, so they are stored as they were, before anything recorded after them.
+ */
+const RETRY_MS = 1000;
+const MAX_RETRY_MS = 30_000;
 
 export class DecisionMemory {
   /** `env\0policy\0title` → the memory item of the newest decision with that title; rebuilt on start. */
@@ -40,6 +47,12 @@ export class DecisionMemory {
   private queue: DecisionRecord[] = [];
   /** The recording under way, while there is one. */
   private recording: Promise<void> | null = null;
+  /** Versions staged by a recording whose commit failed, to be stored first by the next one. */
+  private unstored: MemoryItem[] = [];
+  /** Starts the next recording after a failed one. */
+  private retry: NodeJS.Timeout | null = null;
+  /** Recordings that failed in a row. */
+  private failures = 0;
   /** Starts the recording at the end of the window. */
   private window: NodeJS.Timeout | null = null;
 
@@ -69,25 +82,37 @@ export class DecisionMemory {
 
   private startRecording(): void {
     if (this.window) clearTimeout(this.window);
+    if (this.retry) clearTimeout(this.retry);
     this.window = null;
+    this.retry = null;
     this.recording ??= this.recordQueued();
   }
 
   private async recordQueued(): Promise<void> {
-    let decisions: DecisionRecord[] = [];
+    let staged: MemoryItem[] = [];
     try {
-      while (this.queue.length > 0) {
-        decisions = this.queue;
+      while (this.queue.length > 0 || this.unstored.length > 0) {
+        const decisions = this.queue;
         this.queue = [];
-        const staged: MemoryItem[] = [];
+        staged = this.unstored;
+        this.unstored = [];
         for (const decision of decisions) this.record(decision, staged);
         await this.store.commit(() => {
           for (const item of staged) this.memory.persist(item, null);
         });
+        staged = [];
+        this.failures = 0;
       }
     } catch (error) {
-      // Staged versions that were not stored are left out of query answers (core/memory/memory.ts).
-      log.error({ err: error, decisions: decisions.length }, 'recording decisions into memory failed');
+      // Until they are stored, staged versions are left out of query answers (core/memory/memory.ts).
+      this.unstored = staged;
+      if (this.store.isOpen) {
+        const retryInMs = Math.min(RETRY_MS * 2 ** this.failures++, MAX_RETRY_MS);
+        log.warn({ err: error, versions: staged.length, retryInMs }, 'recording decisions into memory failed; retrying');
+        this.retry = setTimeout(() => this.startRecording(), retryInMs).unref();
+      } else {
+        log.error({ err: error, versions: staged.length }, 'recording decisions into memory failed as the store closed');
+      }
     } finally {
       this.recording = null;
     }
