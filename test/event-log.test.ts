@@ -103,3 +103,17 @@ t.test('announcements made together tell the readers once, after the caller goes
   await Promise.resolve();
   t.equal(told, 2, 'a later announcement tells them again');
 });
+
+t.test('a reader that throws on an announcement does not stop the others, nor the process', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t) });
+  t.teardown(() => store.close());
+  const log = new EventLog(store, new AuditLog(store));
+  let told = 0;
+  log.onCommitted(() => {
+    throw new Error('a reader failed');
+  });
+  log.onCommitted(() => told++);
+  log.announce();
+  await Promise.resolve();
+  t.equal(told, 1, 'the next reader is still told');
+});

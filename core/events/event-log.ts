@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { AuditLog } from '../audit-log.ts';
 import { sortableId } from '../ids.ts';
+import { log } from '../log.ts';
 import { readRange } from '../range-read.ts';
 import type { Store, TransactionValue } from '../store.ts';
 import type { EventDraft, StoredEvent } from './event.ts';
@@ -172,7 +173,14 @@ export class EventLog {
     this.announced = true;
     queueMicrotask(() => {
       this.announced = false;
-      for (const listener of this.listeners) listener();
+      for (const listener of this.listeners) {
+        // A reader's failure is its own (logged); thrown here it would end the process.
+        try {
+          listener();
+        } catch (error) {
+          log.error({ err: error }, 'an event log reader failed on an announcement');
+        }
+      }
     });
   }
 }
