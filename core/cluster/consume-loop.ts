@@ -17,6 +17,25 @@ export interface ConsumeLoop {
  * (a server gone, a consumer lost) is logged as `what` and opened again after `retryMs`. The one
  * loop both the commit stream's reader and the webhook work share.
  */
+/**
+ * Closes `messages` (so that the loop opens it again) once its consumer is known to have lost
+ * its server: two missed heartbeats, or the client's own recreation of an ordered consumer. The
+ * client recovers by itself, but after a stream leader was killed its recreated consumer
+ * delivered nothing until the loop opened a new one (seen in the failover bench: 2 to 10 s
+ * of an instance applying nothing, against 15 ms for a fresh open).
+ */
+function reopenWhenStalled(messages: ConsumerMessages, what: string): void {
+  void (async () => {
+    for await (const status of messages.status()) {
+      if ((status.type === 'heartbeats_missed' && status.count >= 2) || status.type === 'ordered_consumer_recreated') {
+        log.warn({ status: status.type }, `${what}: the consumer lost its server; opening it again`);
+        await messages.close().catch(() => {});
+        return;
+      }
+    }
+  })().catch(() => {});
+}
+
 export function consumeLoop(what: string, open: () => Promise<ConsumerMessages>, handle: (message: JsMsg) => void, retryMs: number): ConsumeLoop {
   let stopped = false;
   let messages: ConsumerMessages | null = null;
@@ -24,6 +43,7 @@ export function consumeLoop(what: string, open: () => Promise<ConsumerMessages>,
     while (!stopped) {
       try {
         messages = await open();
+        reopenWhenStalled(messages, what);
         // Stopped while it was being opened: closed, and not read, it has nothing to wait for (its
         // `close` resolves once a reader has seen the end).
         if (stopped) {
