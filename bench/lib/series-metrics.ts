@@ -12,6 +12,13 @@ export function runName(series: Pick<Series, 'mode' | 'rate'>): string {
   return series.mode === 'rate' ? `rate${series.rate}` : series.mode;
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 export function seriesMetrics(series: Series[]): Record<string, number> {
   const metrics: Record<string, number> = {};
   for (const s of series) {

@@ -34,7 +34,7 @@ import { DECISION_BODY } from '../lib/decision-body.ts';
 import { canPin, decisionsAnswered, startGatehouseProcess, startListeningProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
 import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { readProcessCpuS } from '../lib/machine-cpu.ts';
-import { runName } from '../lib/series-metrics.ts';
+import { median, runName } from '../lib/series-metrics.ts';
 import { runSplitLoad } from '../lib/split-load.ts';
 import { openFailoverFloor } from '../lib/failover-floor.ts';
 import { longestSuccessGap, startSteadyLoad, succeeded, type Completion, type SteadyLoad, type SuccessGap } from '../lib/steady-load.ts';
@@ -259,9 +259,9 @@ async function measureFailover(subject: FailoverSubject, nats: NatsCluster, opti
   Object.assign(metrics, {
     [`${p}.kills`]: records.length,
     [`${p}.maxGapMs`]: Math.max(...gapMs),
-    [`${p}.medianGapMs`]: median(gapMs),
+    [`${p}.medianGapMs`]: round(median(gapMs)),
     [`${p}.maxInstanceGapMs`]: Math.max(...instanceGapMs),
-    [`${p}.medianInstanceGapMs`]: median(instanceGapMs),
+    [`${p}.medianInstanceGapMs`]: round(median(instanceGapMs)),
     [`${p}.requests`]: completions.length,
     [`${p}.throughput`]: Math.round((completions.filter((c) => succeeded(c) && c.at <= ended).length / (ended - started)) * 1000),
     [`${p}.errors`]: completions.filter((c) => !succeeded(c)).length,
@@ -270,7 +270,7 @@ async function measureFailover(subject: FailoverSubject, nats: NatsCluster, opti
   records.forEach((_, i) => Object.assign(metrics, { [`${p}.kill${i + 1}.gapMs`]: gapMs[i], [`${p}.kill${i + 1}.instanceGapMs`]: instanceGapMs[i] }));
   const perKill = records.map((r, i) => `${gapMs[i]} ms (${r.server}${gaps[i]!.gap.closed ? '' : ', still open'}; the longer writer ${instanceGapMs[i]} ms)`);
   return [
-    `${p}: ${FAILOVER_RATE} ${subject.writes}/s open loop through ${subject.name}'s ${subject.writers} writers (alternately), ${records.length} SIGKILLs of the stream's leader, each followed by a wait for a successful write (${RESUME_TIMEOUT_MS / 1000} s at most), ${DEGRADED_MS[mode]} ms on two servers, a restart of the killed server until the cluster was ready, and ${SETTLE_MS[mode]} ms of steady load. Per kill, the longest time between two successive successful writes (through either writer) from the kill to the end of its settling: ${perKill.join(', ')}; max ${Math.max(...gapMs)} ms, median ${median(gapMs)} ms; through one writer alone: max ${Math.max(...instanceGapMs)} ms, median ${median(instanceGapMs)} ms. Answers: ${JSON.stringify(statuses)} of ${completions.length} writes completed.`,
+    `${p}: ${FAILOVER_RATE} ${subject.writes}/s open loop through ${subject.name}'s ${subject.writers} writers (alternately), ${records.length} SIGKILLs of the stream's leader, each followed by a wait for a successful write (${RESUME_TIMEOUT_MS / 1000} s at most), ${DEGRADED_MS[mode]} ms on two servers, a restart of the killed server until the cluster was ready, and ${SETTLE_MS[mode]} ms of steady load. Per kill, the longest time between two successive successful writes (through either writer) from the kill to the end of its settling: ${perKill.join(', ')}; max ${Math.max(...gapMs)} ms, median ${round(median(gapMs))} ms; through one writer alone: max ${Math.max(...instanceGapMs)} ms, median ${round(median(instanceGapMs))} ms. Answers: ${JSON.stringify(statuses)} of ${completions.length} writes completed.`,
   ];
 }
 
@@ -324,12 +324,6 @@ async function measureFailoverFloor(nats: NatsCluster, options: ScenarioOptions,
 function killGaps(completions: readonly Completion[], instances: number, kill: KillRecord): { gap: SuccessGap; instanceGapMs: number } {
   const perInstance = Array.from({ length: instances }, (_, i) => longestSuccessGap(completions, kill.killedAt, kill.until, i).gapMs);
   return { gap: longestSuccessGap(completions, kill.killedAt, kill.until), instanceGapMs: Math.max(...perInstance) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : Math.round(((sorted[middle - 1]! + sorted[middle]!) / 2) * 10) / 10;
 }
 
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {

@@ -23,7 +23,7 @@ import type { DecisionActionsOptions } from '../lib/decision-actions.ts';
 import { runLoad } from '../lib/load.ts';
 import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { measureTarget, type LoadTarget } from '../lib/load-target.ts';
-import { runName } from '../lib/series-metrics.ts';
+import { median, runName } from '../lib/series-metrics.ts';
 import { issueScenarioKey, startScenarioGatehouse, type ScenarioGatehouse } from '../lib/scenario-gatehouse.ts';
 
 /**
@@ -167,12 +167,6 @@ async function measureFloorRounds(options: ScenarioOptions, rate: number): Promi
     }
   }
   return ratios;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 async function baseline(name: string, start: typeof startRawUws, sample: string): Promise<LoadTarget> {
