@@ -15,13 +15,11 @@
 import { performance } from 'node:perf_hooks';
 import { JetStreamApiError, jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { PUBLISH_TIMEOUT_MS } from '../../core/cluster/cluster-link.ts';
+// Gatehouse's commit publisher's own timeout, deadline and pause (core/cluster/replica.ts).
+import { PUBLISH_DEADLINE_MS, PUBLISH_RETRY_MS, PUBLISH_TIMEOUT_MS } from '../../core/cluster/cluster-link.ts';
 import { startDueTicker, type DueTicker } from './due-ticker.ts';
 import type { Completion, SteadyLoad } from './steady-load.ts';
 
-/** As Gatehouse's commit publisher: a commit is offered again until this long after its first try. */
-const PUBLISH_DEADLINE_MS = 5000;
-const RETRY_MS = 100;
 /** About a decision's commit: its record and its audit entry, encoded. */
 const PAYLOAD_BYTES = 1500;
 /** Publishes waiting on the stream at once, per connection, beyond which due ones wait their turn. */
@@ -78,7 +76,7 @@ export async function openFailoverFloor(urls: string[], stream: string): Promise
               continue;
             }
             if (stopped || error instanceof JetStreamApiError || performance.now() > deadline) break;
-            await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+            await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
           }
         }
         completions.push({ target, due, at: performance.now(), status });

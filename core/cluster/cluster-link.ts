@@ -32,6 +32,10 @@ export class ClusterJoinError extends Error {}
 
 /** How long a publish may take before the cluster is taken to be unreachable for it. */
 export const PUBLISH_TIMEOUT_MS = 2000;
+/** How long a commit keeps being offered to a cluster that does not answer (a leader election takes a few seconds). */
+export const PUBLISH_DEADLINE_MS = 5000;
+/** The pause before a commit that timed out is offered again. */
+export const PUBLISH_RETRY_MS = 100;
 /** A commit retried after a timeout within this window is recognised as the same message. */
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 /** One commit message at most (a batch of writes): NATS's own default message limit is 1 MiB. */

@@ -3,14 +3,12 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { log } from '../log.ts';
 import { QUEUE_DATABASE } from '../webhooks/deliveries.ts';
 import { CommitConflict, type CommitReplication, type Store } from '../store.ts';
-import { MAX_COMMIT_BYTES, PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
+import { MAX_COMMIT_BYTES, PUBLISH_DEADLINE_MS, PUBLISH_RETRY_MS, PUBLISH_TIMEOUT_MS, type ClusterLink } from './cluster-link.ts';
 import { ClusterClaims } from './shared-claims.ts';
 import { consumeLoop, type ConsumeLoop } from './consume-loop.ts';
 import { ClusterDeliveries } from './webhook-work.ts';
 import { decodeCommit, encodeCommit, type WriteOp } from './write-set.ts';
 
-/** How long a commit keeps being offered to a cluster that does not answer (a leader election takes a few seconds). */
-const PUBLISH_DEADLINE_MS = 5000;
 /** How long an instance waits to reach the cluster's last commit before it answers `not_ready`. */
 const CATCH_UP_DEADLINE_MS = 10_000;
 /**
@@ -86,7 +84,7 @@ export class Replica implements CommitReplication {
           throw new CommitConflict(error.message, named ? Number(named[1]) : null);
         }
         if (error instanceof JetStreamApiError || Date.now() > deadline) throw error;
-        await sleep(100);
+        await sleep(PUBLISH_RETRY_MS);
       }
     }
   }
