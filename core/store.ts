@@ -522,7 +522,7 @@ export class Store {
           pending.after.length = 0;
           const before = copyHeld(this.held);
           this.capture = { replicated: [], local: [] };
-          const outcome = this.applyIsolated(pending);
+          const outcome = this.applyIsolated(pending, undefined, before);
           const size = outcome.ok ? writtenBytes(this.capture.replicated) : 0;
           if (outcomes.length > 0 && bytes + size > maxBytes) {
             this.held = before;
@@ -564,9 +564,8 @@ export class Store {
    * One `apply` in a transaction of its own (a child one, without `flags`, when a transaction is
    * open): its outcome, its writes rolled back if it threw.
    */
-  private applyIsolated(pending: PendingCommit, flags?: number): Outcome {
-    // Nested in a transaction that holds values: what this one changes is undone with it.
-    const before = this.held && copyHeld(this.held);
+  private applyIsolated(pending: PendingCommit, flags?: number, before: HeldValues | null = this.held && copyHeld(this.held)): Outcome {
+    // Nested in a transaction that holds values (`before`, a copy of them): what this one changes is undone with it.
     try {
       let value: unknown;
       // Nothing is returned to lmdb-js: a thenable result (an lmdb-js put's promise, say) would
