@@ -230,6 +230,9 @@ t.test('one audit chain for the cluster: both copies hold it, and the stream ver
 t.test('audit export --nats: the cluster\'s log from its stream, verifiable as a chain anywhere', async (t) => {
   const { namespace, a, b, creator } = await pair(t);
   for (let i = 0; i < 5; i++) await Promise.all([create(a, creator.key, gate(82)), create(b, creator.key, gate(10))]);
+  // The export below runs synchronously, holding this process's event loop, where A applies
+  // B's commits: A must hold B's last one before, or its copy lags the stream it is compared to.
+  await settledTails(a, b);
   const dir = tempDir(t);
   const file = join(dir, 'cluster-audit.ndjson');
   const nats_ = ['--nats', nats.urls.join(','), '--nats-namespace', namespace];
