@@ -1,18 +1,19 @@
 /**
  * Writes policies/runtime/assembly/regex/unicode-tables.ts: the Unicode data the policy runtime's
- * regular expressions need, derived from the Unicode database of the Node.js that runs this script
- * (its regular expressions), never typed by hand.
+ * regular expressions need, from the Unicode data Go carries (scripts/go-unicode.ts), never typed
+ * by hand.
  *
  *   node --import=./scripts/register-typescript.js scripts/generate-unicode-tables.ts
  *
  * - General categories: the leaf categories (Lu, Ll, …) but Cn, which the runtime derives as
  *   what no other category holds; `\pL`, `\p{L}` and the like are unions the runtime forms.
- * - Scripts: the scripts Go's `unicode.Scripts` names (as listed by re2js, a port of Go's
- *   regexp with Go's tables), each with the code points Node's `\p{Script=…}` gives it.
+ * - Scripts: the scripts Go's `unicode.Scripts` names, each with its code points.
+ * - Category aliases: Go's `unicode.CategoryAliases` (`Letter` for `L`).
+ *
+ * Names are stored as Go's regexp/syntax compares them (`canonicalName`: `Old_Italic` as
+ * `Olditalic`), so the runtime canonicalises the name in a pattern and compares bytes.
  * - Case folding: Go's `unicode.SimpleFold` orbits, the classes of code points that are equal
- *   under Unicode simple case folding. A JavaScript regular expression with the `iu` flags compares
- *   code points under exactly that folding, so each orbit is what such an expression of one of
- *   its code points matches.
+ *   under Unicode simple case folding.
  *
  * Encoding (all in one block of bytes, unsigned LEB128 varints): a range table is a count, then for
  * each range the gap from the end of the previous one (from -1 for the first) and its length
@@ -22,11 +23,10 @@
  * point, the number of code points, the kind (1: each maps to itself plus one delta; 2: pairs
  * mapping to each other) and the zigzag-encoded delta.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { CATEGORY_ALIASES, canonicalName, categoryRanges, scriptNames, scriptRanges, simpleFoldNext, UNICODE_VERSION, type Range } from './go-unicode.ts';
 
-const MAX_RUNE = 0x10ffff;
 const OUT = fileURLToPath(new URL('../policies/runtime/assembly/regex/unicode-tables.ts', import.meta.url));
 
 /** General categories stored as tables; Cn is derived at run time. */
@@ -34,61 +34,6 @@ const LEAF_CATEGORIES = [
   'Cc', 'Cf', 'Co', 'Cs', 'Ll', 'Lm', 'Lo', 'Lt', 'Lu', 'Mc', 'Me', 'Mn', 'Nd', 'Nl', 'No',
   'Pc', 'Pd', 'Pe', 'Pf', 'Pi', 'Po', 'Ps', 'Sc', 'Sk', 'Sm', 'So', 'Zl', 'Zp', 'Zs',
 ];
-
-type Range = [number, number];
-
-/** The ranges of code points a one-code-point expression matches. */
-function rangesOf(re: RegExp): Range[] {
-  const out: Range[] = [];
-  let lo = -1;
-  for (let c = 0; c <= MAX_RUNE; c++) {
-    const hit = re.test(String.fromCodePoint(c));
-    if (hit && lo < 0) lo = c;
-    if (!hit && lo >= 0) {
-      out.push([lo, c - 1]);
-      lo = -1;
-    }
-  }
-  if (lo >= 0) out.push([lo, MAX_RUNE]);
-  return out;
-}
-
-/** Go's script names, as re2js (which carries Go's tables) lists them. */
-function goScriptNames(): string[] {
-  const path = createRequire(import.meta.url).resolve('re2js');
-  const source = readFileSync(path.replace(/[^/]*$/, 'index.js'), 'utf8');
-  const block = source.slice(source.indexOf('static SCRIPTS = '), source.indexOf('static FOLD_CATEGORIES'));
-  const names = [...block.matchAll(/^\s+(\w+): \(\)/gm)].map((m) => m[1]!);
-  if (names.length < 150) throw new Error(`found only ${names.length} script names in re2js`);
-  return names;
-}
-
-/** Go's SimpleFold as a map from each folding code point to the next one of its orbit. */
-function foldNext(): Map<number, number> {
-  // Every code point with a case mapping, and every one a mapping reaches, may fold.
-  const candidates = new Set<number>();
-  const cased = /\p{Changes_When_Casemapped}/u;
-  for (let c = 0; c <= MAX_RUNE; c++) {
-    const s = String.fromCodePoint(c);
-    if (!cased.test(s)) continue;
-    candidates.add(c);
-    for (const mapped of [s.toLowerCase(), s.toUpperCase()]) {
-      const cps = [...mapped];
-      if (cps.length === 1) candidates.add(cps[0]!.codePointAt(0)!);
-    }
-  }
-  const all = [...candidates].sort((a, b) => a - b);
-  const text = all.map((c) => String.fromCodePoint(c)).join('');
-  const next = new Map<number, number>();
-  for (const c of all) {
-    if (next.has(c)) continue;
-    const escaped = `\\u{${c.toString(16)}}`;
-    const orbit = [...text.matchAll(new RegExp(escaped, 'giu'))].map((m) => m[0].codePointAt(0)!).sort((a, b) => a - b);
-    if (orbit.length < 2) continue;
-    orbit.forEach((member, i) => next.set(member, orbit[(i + 1) % orbit.length]!));
-  }
-  return next;
-}
 
 class Bytes {
   readonly data: number[] = [];
@@ -149,24 +94,30 @@ const bytes = new Bytes();
 const names: string[] = [];
 const offsets: number[] = [];
 const addTable = (name: string, ranges: Range[]): void => {
+  name = canonicalName(name);
+  if (names.includes(name)) throw new Error(`two tables are named ${name}`);
   names.push(name);
   offsets.push(bytes.data.length);
   bytes.ranges(ranges);
 };
-for (const category of LEAF_CATEGORIES) addTable(category, rangesOf(new RegExp(`^\\p{${category}}$`, 'u')));
-for (const script of goScriptNames()) addTable(script, rangesOf(new RegExp(`^\\p{Script=${script}}$`, 'u')));
+for (const category of LEAF_CATEGORIES) addTable(category, await categoryRanges(category));
+for (const script of await scriptNames()) addTable(script, await scriptRanges(script));
 const foldOffset = bytes.data.length;
-const foldRuns = bytes.folds(foldNext());
+const foldRuns = bytes.folds(await simpleFoldNext());
 
 const nameBytes = [...Buffer.from(names.join(' '), 'ascii')];
-// One block: the names, each table's offset in the data (u16), then the data; padded to 8 bytes.
+const aliasBytes = [...Buffer.from(Object.entries(CATEGORY_ALIASES).map(([alias, short]) => `${canonicalName(alias)} ${canonicalName(short)}`).join(' '), 'ascii')];
+// One block: the names, each table's offset in the data (u16), the data, then the category
+// aliases; padded to 8 bytes.
 const offsetsAt = (nameBytes.length + 1) & ~1;
 const dataAt = offsetsAt + 2 * offsets.length;
-const size = (dataAt + bytes.data.length + 7) & ~7;
+const aliasesAt = dataAt + bytes.data.length;
+const size = (aliasesAt + aliasBytes.length + 7) & ~7;
 const block = Buffer.alloc(size);
 block.set(nameBytes, 0);
 offsets.forEach((offset, i) => block.writeUInt16LE(offset, offsetsAt + 2 * i));
 block.set(bytes.data, dataAt);
+block.set(aliasBytes, aliasesAt);
 const stores: string[] = [];
 for (let at = 0; at < size; at += 8) {
   stores.push(`  store<u64>(p, 0x${block.readBigUInt64LE(at).toString(16)}, ${at});`);
@@ -174,8 +125,8 @@ for (let at = 0; at < size; at += 8) {
 
 writeFileSync(
   OUT,
-  `// Generated by scripts/generate-unicode-tables.ts from the Unicode ${process.versions.unicode} data of Node.js
-// ${process.version}; do not edit. Regenerate with
+  `// Generated by scripts/generate-unicode-tables.ts from the Unicode ${UNICODE_VERSION} data Go carries; do not
+// edit. Regenerate with
 //   node --import=./scripts/register-typescript.js scripts/generate-unicode-tables.ts
 // The encoding is described in that script.
 
@@ -188,7 +139,7 @@ export const CATEGORY_COUNT: i32 = ${LEAF_CATEGORIES.length};
 /** Byte length of the block \`writeTables\` writes (a multiple of 8). */
 export const TABLES_SIZE: i32 = ${size};
 
-/** Where the block holds the tables' names: ASCII, separated by one space, in table order. */
+/** Where the block holds the tables' names (canonical): ASCII, separated by one space, in table order. */
 export const TABLE_NAMES: i32 = 0;
 
 /** Byte length of the names. */
@@ -199,6 +150,15 @@ export const TABLE_OFFSETS: i32 = ${offsetsAt};
 
 /** Where the block holds the data: the range tables and the fold table, varint-encoded. */
 export const TABLE_DATA: i32 = ${dataAt};
+
+/**
+ * Where the block holds the category aliases: canonical alias and canonical short name, every
+ * name separated by one space (\`Letter L Casedletter Lc …\`).
+ */
+export const CATEGORY_ALIASES: i32 = ${aliasesAt};
+
+/** Byte length of the category aliases. */
+export const CATEGORY_ALIASES_LENGTH: i32 = ${aliasBytes.length};
 
 /** Offset in the data of the fold table (${foldRuns} runs). */
 export const FOLD_OFFSET: i32 = ${foldOffset};

@@ -4,7 +4,7 @@
 
 import { alloc, heapEpoch } from "../heap";
 import {
-  CATEGORY_COUNT, FOLD_OFFSET, TABLE_COUNT, TABLE_DATA, TABLE_NAMES, TABLE_NAMES_LENGTH, TABLE_OFFSETS, TABLES_SIZE,
+  CATEGORY_ALIASES, CATEGORY_ALIASES_LENGTH, CATEGORY_COUNT, FOLD_OFFSET, TABLE_COUNT, TABLE_DATA, TABLE_NAMES, TABLE_NAMES_LENGTH, TABLE_OFFSETS, TABLES_SIZE,
   writeTables,
 } from "./unicode-tables";
 import { RuneClass } from "./rune-class";
@@ -90,21 +90,49 @@ function addUnassigned(to: RuneClass): void {
 }
 
 /**
- * Adds the code points of the class RE2 names `name` (`\p{name}` / `\pN`): `Any`, a general
- * category (one letter for the union of its subcategories; `LC`, cased letters; `Cn` and
- * `Assigned`) or a script. Returns false for a name RE2 does not know.
+ * Adds the code points of the class named by the bytes [name, name + len) of `\p{name}` / `\pN`,
+ * as Go's regexp/syntax (1.25 and later) finds it: the name compared after `canonicalName`
+ * (`_`, `-` and spaces dropped, the first letter upper case, the rest lower case), then `Any`,
+ * `Assigned`, `ASCII`, `LC`, a general category (one letter for the union of its subcategories,
+ * `Cn` the unassigned code points), a script, or a category alias (`Letter`, `digit`). Returns
+ * false for a name Go does not know.
  */
 export function addUnicodeClass(to: RuneClass, name: usize, len: i32): bool {
-  if (len == 3 && load<u8>(name) == 0x41 && load<u8>(name, 1) == 0x6e && load<u8>(name, 2) == 0x79) { // Any
+  const canonical = alloc(<usize>max(len, 1));
+  let n = 0;
+  for (let i = 0; i < len; i++) {
+    let c = load<u8>(name + <usize>i);
+    if (c == 0x5f || c == 0x2d || c == 0x20) continue; // _ - space
+    if (n == 0) {
+      if (c >= 0x61 && c <= 0x7a) c -= 0x20;
+    } else if (c >= 0x41 && c <= 0x5a) {
+      c += 0x20;
+    }
+    store<u8>(canonical + <usize>n, c);
+    n++;
+  }
+  return addCanonicalClass(to, canonical, n);
+}
+
+function named(name: usize, len: i32, known: usize, knownLen: i32): bool {
+  return len == knownLen && memory.compare(name, known, <usize>len) == 0;
+}
+
+function addCanonicalClass(to: RuneClass, name: usize, len: i32): bool {
+  if (named(name, len, changetype<usize>(ANY), 3)) {
     to.addRange(0, MAX_RUNE);
     return true;
   }
-  if (len == 8 && memory.compare(name, changetype<usize>(ASSIGNED), 8) == 0) {
+  if (named(name, len, changetype<usize>(ASSIGNED), 8)) {
     const unassigned = new RuneClass();
     addUnassigned(unassigned);
     unassigned.clean();
     unassigned.negate();
     to.addClass(unassigned);
+    return true;
+  }
+  if (named(name, len, changetype<usize>(ASCII), 5)) {
+    to.addRange(0, 0x7f);
     return true;
   }
   const first = load<u8>(name);
@@ -113,22 +141,40 @@ export function addUnicodeClass(to: RuneClass, name: usize, len: i32): bool {
     if (first == 0x43) addUnassigned(to);
     return true;
   }
-  if (len == 2 && first == 0x43 && load<u8>(name, 1) == 0x6e) { // Cn
+  if (named(name, len, changetype<usize>(CN), 2)) {
     addUnassigned(to);
     return true;
   }
-  if (len == 2 && first == 0x4c && load<u8>(name, 1) == 0x43) { // LC: Lu, Ll, Lt
-    addUnicodeClass(to, changetype<usize>(LU), 2);
-    addUnicodeClass(to, changetype<usize>(LL), 2);
-    addUnicodeClass(to, changetype<usize>(LT), 2);
+  if (named(name, len, changetype<usize>(LC), 2)) { // Lu, Ll, Lt
+    addCanonicalClass(to, changetype<usize>(LU), 2);
+    addCanonicalClass(to, changetype<usize>(LL), 2);
+    addCanonicalClass(to, changetype<usize>(LT), 2);
     return true;
   }
   const index = tableIndex(name, len);
-  if (index < 0) return false;
-  addTable(to, index);
-  return true;
+  if (index >= 0) {
+    addTable(to, index);
+    return true;
+  }
+  // The aliases: pairs of names, every name followed by one space but the last.
+  const aliases = tables() + <usize>CATEGORY_ALIASES;
+  let at = 0;
+  while (at < CATEGORY_ALIASES_LENGTH) {
+    let end = at;
+    while (load<u8>(aliases + <usize>end) != 0x20) end++;
+    const target = end + 1;
+    let targetEnd = target;
+    while (targetEnd < CATEGORY_ALIASES_LENGTH && load<u8>(aliases + <usize>targetEnd) != 0x20) targetEnd++;
+    if (named(name, len, aliases + <usize>at, end - at)) return addCanonicalClass(to, aliases + <usize>target, targetEnd - target);
+    at = targetEnd + 1;
+  }
+  return false;
 }
 
+const ANY = memory.data<u8>([0x41, 0x6e, 0x79]);
+const ASCII = memory.data<u8>([0x41, 0x73, 0x63, 0x69, 0x69]);
+const CN = memory.data<u8>([0x43, 0x6e]);
+const LC = memory.data<u8>([0x4c, 0x63]);
 const ASSIGNED = memory.data<u8>([0x41, 0x73, 0x73, 0x69, 0x67, 0x6e, 0x65, 0x64]);
 const LU = memory.data<u8>([0x4c, 0x75]);
 const LL = memory.data<u8>([0x4c, 0x6c]);
@@ -218,7 +264,7 @@ export function isLetterOrDigit(r: i32): bool {
   if (c === null || letterOrDigitEpoch != heapEpoch) {
     c = new RuneClass();
     addCategories(c, 0x4c);
-    addUnicodeClass(c, changetype<usize>(ND), 2);
+    addCanonicalClass(c, changetype<usize>(ND), 2);
     c.clean();
     letterOrDigit = c;
     letterOrDigitEpoch = heapEpoch;
