@@ -1009,12 +1009,14 @@ t.test('units.parse_bytes: SI and IEC units, case-insensitive, truncated to an i
   t.equal(call('units.parse_bytes', json(1)), undefined);
 });
 
-t.test('units.parse: m is milli and M mega; whole results are exact integers', async (t) => {
+t.test('units.parse: m is milli and M mega; whole results are exact integers, others rounded to ten decimals', async (t) => {
   const cases: Array<[string, string | undefined]> = [
     ['10m', '0.01'], ['1.5K', '1500'], ['2Gi', '2147483648'], ['10M', '10000000'], ['7', '7'], ['0.5m', '0.0005'],
     ['1.25m', '0.00125'], ['1000m', '1'], ['01000m', '1'], ['1.5Mi', '1572864'], ['1MI', '1048576'], ['1mi', '1048576'],
     ['1.9', '1.9'], ['3.3333333', '3.3333333'], ['.5', '0.5'], ['1.5E', '1500000000000000000'], ['1\u212Ai', '1024'],
     ['123456789012345678901234567890', '123456789012345678901234567890'],
+    ['1.23456789012345', '1.2345678901'], ['0.1234567890123m', '0.0001234568'], ['0.00000000005', '1e-10'],
+    ['0.00000000004999', '0'], ['0.99999999999', '1'], ['123456789012345678.5', '123456789012345680'],
     ['K', undefined], ['1KB', undefined], ['1b', undefined], ['1mm', undefined], ['1 K', undefined],
   ];
   for (const [s, want] of cases) t.equal(call('units.parse', json(s)), want, s);

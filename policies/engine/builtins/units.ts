@@ -72,5 +72,7 @@ export function parseUnits(raw: string): bigint | number | undefined {
     numerator *= iec ? IEC(power) : SI(power);
   }
   if (numerator % denominator === 0n) return numerator / denominator;
-  return Number(numerator) / Number(denominator);
+  // OPA gives the rest as `big.Rat.FloatString(10)`: ten decimals, rounded half away from zero.
+  const scaled = (numerator * 2n * 10n ** 10n + denominator) / (2n * denominator);
+  return Number(`${scaled / 10n ** 10n}.${String(scaled % 10n ** 10n).padStart(10, '0')}`);
 }

@@ -145,8 +145,8 @@ export function bi_units_parse_bytes(s: Value): Value {
 /**
  * `units.parse(s)`: as OPA reads the unit, its first letter keeps its case (`m` is milli, `M`
  * mega), the rest is lower-cased; `k`, `K`, `Ki`, `ki`, …, `E`, `Ei` (not `b`/`B`). Whole results
- * are exact integers; others are the nearest f64 of the product divided by the nearest f64 of the
- * power of ten.
+ * are exact integers; others are, as OPA gives them (`big.Rat.FloatString(10)`), rounded to ten
+ * decimals, half away from zero, then read as the nearest f64.
  */
 export function bi_units_parse(s: Value): Value {
   if (!isString(s) || !readAmount(s)) return UNDEFINED;
@@ -170,9 +170,43 @@ export function bi_units_parse(s: Value): Value {
   let whole = true;
   for (let i = max(n - decimals, 0); i < n && whole; i++) whole = load<u8>(output.data + <usize>i) == 0x30;
   if (whole) return integerOfDigits(n - decimals);
-  const numerator = parseDecimal(output.data, n);
+  return tenDecimals(n - decimals, decimals);
+}
+
+/** Decimals `big.Rat.FloatString` keeps in OPA's `units.parse`. */
+// @ts-ignore: decorator
+@inline const UNITS_DECIMALS: i32 = 10;
+
+/**
+ * The number whose digits are those in `output`, the last `decimals` of them after the point
+ * (`whole` before it, which may be 0 or less), rounded to UNITS_DECIMALS decimals half away from
+ * zero.
+ */
+/** Digit `i` of `output` led by `pad` zeros. */
+function paddedDigit(i: i32, pad: i32): i32 {
+  return i < pad ? 0x30 : <i32>load<u8>(output.data + <usize>(i - pad));
+}
+
+function tenDecimals(whole: i32, decimals: i32): Value {
+  const kept = min(decimals, UNITS_DECIMALS);
+  // The digits as if led by enough zeros for one before the point: `pad` of them.
+  const pad = max(1 - whole, 0);
+  const count = whole + pad + kept;
+  // The kept digits in `piece`, after a 0 for a carry out of the top.
   piece.begin();
-  piece.ascii("1e");
-  piece.decimal(decimals);
-  return numberFromF64(numerator / parseDecimal(piece.data, piece.len));
+  piece.byte(0x30);
+  for (let i = 0; i < count; i++) piece.byte(paddedDigit(i, pad));
+  if (decimals > kept && paddedDigit(count, pad) >= 0x35) {
+    for (let i = piece.len - 1; i >= 0; i--) {
+      const digit = load<u8>(piece.data + <usize>i);
+      store<u8>(piece.data + <usize>i, digit == 0x39 ? 0x30 : digit + 1);
+      if (digit != 0x39) break;
+    }
+  }
+  scratch.begin();
+  for (let i = 0; i < piece.len; i++) {
+    if (i == piece.len - kept) scratch.byte(0x2e);
+    scratch.byte(<i32>load<u8>(piece.data + <usize>i));
+  }
+  return numberFromF64(parseDecimal(scratch.data, scratch.len));
 }
