@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import t from 'tap';
+import { SignJWT } from 'jose';
 import { BUILTINS, SDK_ANSWERED_BUILTINS, ZONE_OFFSET_BUILTIN, hostImportName } from '../policies/compiler/builtins.ts';
 import { OPA_BUILT_MODULE_BUILTINS, hostBuiltins, withEvaluationScope } from '../policies/engine/host-builtins.ts';
 import { PolicyEngine } from '../policies/engine/index.ts';
@@ -8,6 +9,12 @@ import { RFC3339_CASES } from './fixtures/rfc3339-cases.ts';
 
 /** An HS256 token signed with `secret`. */
 const JWT_HS256 = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImlzcyI6ImdhdGVob3VzZSIsImFkbWluIjp0cnVlfQ.NtYISo5tfydUUZBl4BSoZqGVkK__4te_NZyc7DiPlnA';
+
+/** A token signed with HMAC (`alg`) under `secret`, by jose. */
+const hmacToken = (alg: 'HS384' | 'HS512', secret: string) =>
+  new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg }).sign(new TextEncoder().encode(secret));
+const JWT_HS384 = await hmacToken('HS384', 'secret');
+const JWT_HS512 = await hmacToken('HS512', 'a longer secret');
 
 /** Calls a host builtin by its OPA name, as a module importing it would. */
 const call = (name: string, ...args: unknown[]): unknown => {
@@ -224,6 +231,8 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'time.date': [[1577836800000000000], [[1577836800000000000, 'America/New_York']]],
   'time.clock': [[1577840523000000000]],
   'time.diff': [[1577836800000000000, 1614834367000000000]],
+  'crypto.md5': [['grüße'], ['']],
+  'crypto.sha1': [['grüße'], ['']],
   'crypto.sha256': [['grüße'], ['']],
   'crypto.hmac.md5': [['grüße', 'schlüssel']],
   'crypto.hmac.sha1': [['grüße', 'schlüssel']],
@@ -232,6 +241,8 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'crypto.hmac.equal': [['abc', 'abc'], ['abc', 'abd'], ['abc', 'ab']],
   'io.jwt.decode': [[JWT_HS256], ['not.a.token']],
   'io.jwt.verify_hs256': [[JWT_HS256, 'secret'], [JWT_HS256, 'wrong']],
+  'io.jwt.verify_hs384': [[JWT_HS384, 'secret'], [JWT_HS384, 'wrong'], [JWT_HS256, 'secret']],
+  'io.jwt.verify_hs512': [[JWT_HS512, 'a longer secret'], [JWT_HS512, 'secret']],
   'semver.is_valid': [['1.2.3-rc.1+build'], ['v1.2.3'], [7]],
   'semver.compare': [['1.9.0-rc.1', '1.10.0'], ['1.0.0', '1.0.0+x']],
   'units.parse_bytes': [['1.5Gi'], ['10KB'], ['1 KB']],

@@ -16,7 +16,7 @@ import { RE2JS } from 're2js';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { hmacHex, jwtDecode, jwtVerifyHs256, jwtVerifyPublicKey, macsEqual, sha256Hex, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { digestHex, hmacHex, jwtDecode, jwtVerifyHmac, jwtVerifyPublicKey, macsEqual, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { regexFindN, regexReplace } from './builtins/go-regexp.ts';
 import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime, zoneOffsetSeconds } from './builtins/go-time.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
@@ -211,6 +211,12 @@ function timeDiffBuiltin(a: unknown, b: unknown): number[] | undefined {
 const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certificate: unknown) =>
   isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
 
+const digestBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256') => (x: unknown) => (isString(x) ? digestHex(algorithm, x) : undefined);
+
+/** `io.jwt.verify_hs<bits>(token, secret)`. */
+const jwtHmacVerifier = (hash: 'sha256' | 'sha384' | 'sha512') => (token: unknown, secret: unknown) =>
+  isString(token) && isString(secret) ? jwtVerifyHmac(hash, token, secret) : undefined;
+
 const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unknown, key: unknown) =>
   isString(x) && isString(key) ? hmacHex(algorithm, x, key) : undefined;
 
@@ -242,15 +248,18 @@ const forOpaBuiltModules: Record<string, HostBuiltin> = {
   'time.date': timeDate,
   'time.clock': timeClock,
   'time.diff': timeDiffBuiltin,
-  'crypto.sha256': (x: unknown) => (isString(x) ? sha256Hex(x) : undefined),
+  'crypto.md5': digestBuiltin('md5'),
+  'crypto.sha1': digestBuiltin('sha1'),
+  'crypto.sha256': digestBuiltin('sha256'),
   'crypto.hmac.md5': hmacBuiltin('md5'),
   'crypto.hmac.sha1': hmacBuiltin('sha1'),
   'crypto.hmac.sha256': hmacBuiltin('sha256'),
   'crypto.hmac.sha512': hmacBuiltin('sha512'),
   'crypto.hmac.equal': (a: unknown, b: unknown) => (isString(a) && isString(b) ? macsEqual(a, b) : undefined),
   'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
-  'io.jwt.verify_hs256': (token: unknown, secret: unknown) =>
-    isString(token) && isString(secret) ? jwtVerifyHs256(token, secret) : undefined,
+  'io.jwt.verify_hs256': jwtHmacVerifier('sha256'),
+  'io.jwt.verify_hs384': jwtHmacVerifier('sha384'),
+  'io.jwt.verify_hs512': jwtHmacVerifier('sha512'),
   'semver.is_valid': semverIsValid,
   'semver.compare': (a: unknown, b: unknown) => (isString(a) && isString(b) ? semverCompare(a, b) : undefined),
   'units.parse_bytes': (s: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * OPA's `crypto.sha256`, `crypto.hmac.*`, `io.jwt.decode` and `io.jwt.verify_*`, on node:crypto.
+ * OPA's `crypto.md5`, `crypto.sha1`, `crypto.sha256`, `crypto.hmac.*`, `io.jwt.decode` and `io.jwt.verify_*`, on node:crypto.
  *
  * Strings are hashed as their UTF-8 bytes, digests are lower-case hex, as in OPA. Operands OPA
  * refuses (a token that is not three base64url segments of JSON, a key that does not parse) make
@@ -7,8 +7,8 @@
  */
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
-export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
+export function digestHex(algorithm: 'md5' | 'sha1' | 'sha256', s: string): string {
+  return createHash(algorithm).update(s, 'utf8').digest('hex');
 }
 
 export function hmacHex(algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512', s: string, key: string): string {
@@ -110,10 +110,10 @@ export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string,
   });
 }
 
-/** `io.jwt.verify_hs256(token, secret)`. */
-export function jwtVerifyHs256(token: string, secret: string): boolean | undefined {
+/** `io.jwt.verify_hs256`, `_hs384` and `_hs512(token, secret)`. */
+export function jwtVerifyHmac(hash: 'sha256' | 'sha384' | 'sha512', token: string, secret: string): boolean | undefined {
   const jws = parseJws(token);
   if (!jws) return undefined;
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(jws.signed, 'utf8').digest();
+  const mac = createHmac(hash, Buffer.from(secret, 'utf8')).update(jws.signed, 'utf8').digest();
   return mac.length === jws.signature.length && timingSafeEqual(mac, jws.signature);
 }
