@@ -4,65 +4,26 @@
  * modules built by `opa build -t wasm` call theirs the same way), each under the name the module
  * imports it by (`hostImportName`: `gatehouse.yaml.marshal` for a name the SDK would answer itself).
  * Besides those: `gatehouse.time.zone_offset` (ZONE_OFFSET_BUILTIN), which the module's time
- * builtins ask for a named zone, and the time builtins OPA's own Wasm leaves to the host, for
- * modules built by `opa build`.
+ * builtins ask for a named zone, and, for modules built by `opa build`, the builtins OPA's own
+ * Wasm leaves to the host that Gatehouse's modules run themselves (runtime-builtins.ts).
  *
  * Each receives its operands as parsed JSON and returns a JSON-able value, or an ArrayBuffer of
  * JSON text for a value JavaScript cannot hold exactly (see `exactInteger`). As in OPA without
  * `strict-builtin-errors`, operands of the wrong type or invalid patterns make the call undefined
  * (the function returns `undefined`) rather than failing the evaluation.
  */
-import { RE2JS } from 're2js';
+import { randomUUID } from 'node:crypto';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
-import { BoundedCache } from './builtins/bounded-cache.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { digestHex, hmacHex, jwtDecode, jwtVerifyHmac, jwtVerifyPublicKey, macsEqual, type SignatureAlgorithm } from './builtins/crypto.ts';
-import { regexFindN, regexReplace } from './builtins/go-regexp.ts';
-import { addDate, calendarFields, parseDurationNs, timeDiff, zonedTime, zoneOffsetSeconds } from './builtins/go-time.ts';
+import { jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
-import { parseRfc3339Ns } from './builtins/rfc3339.ts';
-import { semverCompare, semverIsValid } from './builtins/semver.ts';
-import { parseBytes, parseUnits } from './builtins/units.ts';
-import { newUuid, uuidParse } from './builtins/uuid.ts';
+import { callRuntimeBuiltin } from './runtime-builtins.ts';
 
 export type HostBuiltin = (...args: any[]) => unknown;
 
-/** OPA keeps 100 compiled regular expressions; so do we. */
-const PATTERN_CACHE_SIZE = 100;
-
-/** A compiled pattern, or null for one that does not compile (remembered so it is not retried). */
-const regexCache = new BoundedCache<string, RE2JS | null>(PATTERN_CACHE_SIZE);
-
 const isString = (v: unknown): v is string => typeof v === 'string';
-
-/**
- * The compiled RE2 pattern, or undefined for an operand that is not a string or not a valid
- * pattern. re2js is a port of RE2 itself, so the syntax and refusals are Go's, and it matches in
- * linear time.
- */
-function compiledRegex(pattern: unknown): RE2JS | undefined {
-  if (!isString(pattern)) return undefined;
-  const re = regexCache.getOrCreate(pattern, () => {
-    try {
-      return RE2JS.compile(pattern);
-    } catch {
-      return null;
-    }
-  });
-  return re ?? undefined;
-}
-
-/** `regex.find_n(pattern, value, n)` and `regex.replace(s, pattern, value)`, as Go's regexp does them. */
-function regexFindNBuiltin(pattern: unknown, value: unknown, n: unknown): string[] | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(value) && Number.isInteger(n) ? regexFindN(re, value, n as number) : undefined;
-}
-
-function regexReplaceBuiltin(s: unknown, pattern: unknown, value: unknown): string | undefined {
-  const re = compiledRegex(pattern);
-  return re && isString(s) && isString(value) ? regexReplace(re, s, value) : undefined;
-}
 
 /**
  * JSON text as a host builtin's result. The SDK JSON-stringifies a returned value (`_loadJSON` in
@@ -156,7 +117,7 @@ function uuidRfc4122(k: unknown): string {
   const key = JSON.stringify(k);
   const known = scope?.uuids.get(key);
   if (known !== undefined) return known;
-  const uuid = newUuid();
+  const uuid = randomUUID();
   scope?.uuids.set(key, uuid);
   return uuid;
 }
@@ -167,58 +128,9 @@ function yamlUnmarshalBuiltin(s: unknown): ArrayBuffer | undefined {
   return json === undefined ? undefined : jsonText(json);
 }
 
-/** `time.parse_rfc3339_ns(s)`. */
-function timeParseRfc3339Ns(s: unknown): ArrayBuffer | undefined {
-  if (!isString(s)) return undefined;
-  const ns = parseRfc3339Ns(s);
-  return ns === undefined ? undefined : exactInteger(ns);
-}
-
-/** `time.parse_duration_ns(s)`. */
-function timeParseDurationNs(s: unknown): ArrayBuffer | undefined {
-  const ns = isString(s) ? parseDurationNs(s) : undefined;
-  return ns === undefined ? undefined : exactInteger(ns);
-}
-
-/** `time.add_date(ns, years, months, days)`, in UTC. */
-function timeAddDate(ns: unknown, years: unknown, months: unknown, days: unknown): ArrayBuffer | undefined {
-  const t = zonedTime(ns);
-  if (!t || Array.isArray(ns) || ![years, months, days].every(Number.isInteger)) return undefined;
-  const result = addDate(t.ns, years as number, months as number, days as number);
-  return result === undefined ? undefined : exactInteger(result);
-}
-
-/** `time.date(x)`: `[year, month, day]`; `time.clock(x)`: `[hour, minute, second]`; x is ns or [ns, zone]. */
-function timeDate(x: unknown): number[] | undefined {
-  const t = zonedTime(x);
-  const f = t && calendarFields(t);
-  return f && [f.year, f.month, f.day];
-}
-
-function timeClock(x: unknown): number[] | undefined {
-  const t = zonedTime(x);
-  const f = t && calendarFields(t);
-  return f && [f.hour, f.minute, f.second];
-}
-
-function timeDiffBuiltin(a: unknown, b: unknown): number[] | undefined {
-  const x = zonedTime(a);
-  const y = zonedTime(b);
-  return x && y ? timeDiff(x, y) : undefined;
-}
-
 /** `io.jwt.verify_<alg>(token, certificate)` for an asymmetric algorithm. */
 const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certificate: unknown) =>
   isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
-
-const digestBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256') => (x: unknown) => (isString(x) ? digestHex(algorithm, x) : undefined);
-
-/** `io.jwt.verify_hs<bits>(token, secret)`. */
-const jwtHmacVerifier = (hash: 'sha256' | 'sha384' | 'sha512') => (token: unknown, secret: unknown) =>
-  isString(token) && isString(secret) ? jwtVerifyHmac(hash, token, secret) : undefined;
-
-const hmacBuiltin = (algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512') => (x: unknown, key: unknown) =>
-  isString(x) && isString(key) ? hmacHex(algorithm, x, key) : undefined;
 
 /** The host builtins by OPA name. */
 const byOpaName: Record<string, HostBuiltin> = {
@@ -239,42 +151,21 @@ const byOpaName: Record<string, HostBuiltin> = {
  * Builtins Gatehouse's modules run inside the module but OPA's own Wasm leaves to the host: a
  * module built by `opa build -t wasm` imports them, so the host still answers them, by OPA name.
  */
-const forOpaBuiltModules: Record<string, HostBuiltin> = {
-  'regex.find_n': regexFindNBuiltin,
-  'regex.replace': regexReplaceBuiltin,
-  'time.parse_rfc3339_ns': timeParseRfc3339Ns,
-  'time.parse_duration_ns': timeParseDurationNs,
-  'time.add_date': timeAddDate,
-  'time.date': timeDate,
-  'time.clock': timeClock,
-  'time.diff': timeDiffBuiltin,
-  'crypto.md5': digestBuiltin('md5'),
-  'crypto.sha1': digestBuiltin('sha1'),
-  'crypto.sha256': digestBuiltin('sha256'),
-  'crypto.hmac.md5': hmacBuiltin('md5'),
-  'crypto.hmac.sha1': hmacBuiltin('sha1'),
-  'crypto.hmac.sha256': hmacBuiltin('sha256'),
-  'crypto.hmac.sha512': hmacBuiltin('sha512'),
-  'crypto.hmac.equal': (a: unknown, b: unknown) => (isString(a) && isString(b) ? macsEqual(a, b) : undefined),
-  'io.jwt.decode': (token: unknown) => (isString(token) ? jwtDecode(token) : undefined),
-  'io.jwt.verify_hs256': jwtHmacVerifier('sha256'),
-  'io.jwt.verify_hs384': jwtHmacVerifier('sha384'),
-  'io.jwt.verify_hs512': jwtHmacVerifier('sha512'),
-  'semver.is_valid': semverIsValid,
-  'semver.compare': (a: unknown, b: unknown) => (isString(a) && isString(b) ? semverCompare(a, b) : undefined),
-  'units.parse_bytes': (s: unknown) => {
-    const n = isString(s) ? parseBytes(s) : undefined;
-    return n === undefined ? undefined : exactInteger(n);
-  },
-  'units.parse': (s: unknown) => {
-    const n = isString(s) ? parseUnits(s) : undefined;
-    return typeof n === 'bigint' ? exactInteger(n) : n;
-  },
-  'uuid.parse': (s: unknown) => {
-    const json = isString(s) ? uuidParse(s) : undefined;
-    return json === undefined ? undefined : jsonText(json);
-  },
-};
+const forOpaBuiltModules: Record<string, HostBuiltin> = Object.fromEntries(
+  [
+    'regex.find_n', 'regex.replace',
+    'time.parse_rfc3339_ns', 'time.parse_duration_ns', 'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
+    'crypto.md5', 'crypto.sha1', 'crypto.sha256', 'crypto.hmac.md5', 'crypto.hmac.sha1', 'crypto.hmac.sha256', 'crypto.hmac.sha512', 'crypto.hmac.equal',
+    'io.jwt.decode', 'io.jwt.verify_hs256', 'io.jwt.verify_hs384', 'io.jwt.verify_hs512',
+    'semver.is_valid', 'semver.compare', 'units.parse_bytes', 'units.parse', 'uuid.parse',
+  ].map((name) => [
+    name,
+    (...operands: unknown[]) => {
+      const answer = callRuntimeBuiltin(name, operands);
+      return answer === undefined ? undefined : jsonText(answer);
+    },
+  ]),
+);
 
 /** The names of the builtins the host answers only for modules built by `opa build`. */
 export const OPA_BUILT_MODULE_BUILTINS: ReadonlySet<string> = new Set(Object.keys(forOpaBuiltModules));

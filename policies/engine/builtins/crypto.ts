@@ -1,26 +1,10 @@
 /**
- * OPA's `crypto.md5`, `crypto.sha1`, `crypto.sha256`, `crypto.hmac.*`, `io.jwt.decode` and `io.jwt.verify_*`, on node:crypto.
- *
- * Strings are hashed as their UTF-8 bytes, digests are lower-case hex, as in OPA. Operands OPA
- * refuses (a token that is not three base64url segments of JSON, a key that does not parse) make
- * the call undefined; a well-formed token whose signature does not match is `false`.
+ * OPA's `io.jwt.verify_rs256`, `_es256` and `_eddsa`: public-key signatures, which the policy
+ * runtime leaves to the host's node:crypto. Operands OPA refuses (a token that is not three
+ * base64url segments with a JSON header, a key that does not parse) make the call undefined; a
+ * well-formed token whose signature does not match is `false`.
  */
-import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
-
-export function digestHex(algorithm: 'md5' | 'sha1' | 'sha256', s: string): string {
-  return createHash(algorithm).update(s, 'utf8').digest('hex');
-}
-
-export function hmacHex(algorithm: 'md5' | 'sha1' | 'sha256' | 'sha512', s: string, key: string): string {
-  return createHmac(algorithm, Buffer.from(key, 'utf8')).update(s, 'utf8').digest('hex');
-}
-
-/** Go's `hmac.Equal` on the strings' bytes: constant time for equal lengths, false otherwise. */
-export function macsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8');
-  const y = Buffer.from(b, 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+import { createPublicKey, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** Base64url with or without padding, as OPA's `base64url.decode` takes it; undefined if invalid. */
 function base64UrlBytes(s: string): Buffer | undefined {
@@ -55,18 +39,6 @@ function parseJws(token: string): Jws | undefined {
   if (!h || !p || !s) return undefined;
   const header = jsonObject(h);
   return header && { header, payload: p, signature: s, signed: `${parts[0]}.${parts[1]}` };
-}
-
-/**
- * `io.jwt.decode(token)`: `[header, payload, signature as hex]`. As OPA does, a token whose header
- * says `"cty": "JWT"` is decoded once more, from its payload.
- */
-export function jwtDecode(token: string): [Record<string, unknown>, Record<string, unknown>, string] | undefined {
-  const jws = parseJws(token);
-  if (!jws) return undefined;
-  if (jws.header['cty'] === 'JWT') return jwtDecode(jws.payload.toString('utf8'));
-  const payload = jsonObject(jws.payload);
-  return payload && [jws.header, payload, jws.signature.toString('hex')];
 }
 
 /**
@@ -108,12 +80,4 @@ export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string,
       return false;
     }
   });
-}
-
-/** `io.jwt.verify_hs256`, `_hs384` and `_hs512(token, secret)`. */
-export function jwtVerifyHmac(hash: 'sha256' | 'sha384' | 'sha512', token: string, secret: string): boolean | undefined {
-  const jws = parseJws(token);
-  if (!jws) return undefined;
-  const mac = createHmac(hash, Buffer.from(secret, 'utf8')).update(jws.signed, 'utf8').digest();
-  return mac.length === jws.signature.length && timingSafeEqual(mac, jws.signature);
 }

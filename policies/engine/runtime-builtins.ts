@@ -1,0 +1,97 @@
+/**
+ * The builtins Gatehouse's modules run inside themselves, answered on the host by the very same
+ * code for modules built by `opa build -t wasm`, whose Wasm imports them: the policy runtime
+ * (runtime.wasm, policies/runtime/) instantiated once on its own and called through its native
+ * exports. A bundle and a Gatehouse module therefore answer alike, to the byte.
+ *
+ * Operands arrive as the SDK parsed them (JavaScript numbers, exact to 2^53) and go in as JSON
+ * text; the answer is the runtime's JSON text, so integers beyond 2^53 stay exact.
+ */
+import { readFileSync } from 'node:fs';
+import { nativeExportName } from '../compiler/builtins.ts';
+import { RUNTIME_WASM_PATH } from '../runtime/build.ts';
+import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
+
+type Exports = Record<string, (...args: number[]) => number>;
+
+/** Pages the runtime's memory starts with; its allocator grows it as an answer needs. */
+const INITIAL_PAGES = 5;
+
+class RuntimeInstance {
+  private readonly memory = new WebAssembly.Memory({ initial: INITIAL_PAGES });
+  private readonly exports: Exports;
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+
+  constructor(bytes: Uint8Array<ArrayBuffer>) {
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
+      env: {
+        memory: this.memory,
+        opa_abort: (ptr: number) => {
+          throw new Error(`policy runtime: ${this.cString(ptr)}`);
+        },
+        opa_println: () => {},
+      },
+      // The runtime's hooks for a compiled policy, which it never calls on its own, and its
+      // question for a named time zone's offset, answered as for a Gatehouse module.
+      gen: {
+        init: () => {},
+        eval: () => 0,
+        builtins: () => 0,
+        entrypoints: () => 0,
+        zone_offset: (unixSeconds: number, zone: number) => {
+          const at: unknown = JSON.parse(this.dump(unixSeconds));
+          const name: unknown = JSON.parse(this.dump(zone));
+          const offset = typeof at === 'number' && typeof name === 'string' ? zoneOffsetSeconds(at, name) : undefined;
+          return offset === undefined ? 0 : this.parse(String(offset));
+        },
+      },
+    });
+    this.exports = instance.exports as unknown as Exports;
+  }
+
+  /** Builtin `name` of the operands, as JSON text, or undefined. */
+  call(name: string, operands: unknown[]): string | undefined {
+    const fn = this.exports[nativeExportName(name)];
+    if (!fn) throw new Error(`the policy runtime has no builtin ${name}`);
+    const heap = this.exports.opa_heap_ptr_get!();
+    try {
+      const values = operands.map((operand) => (operand === undefined ? 0 : this.parse(JSON.stringify(operand))));
+      if (values.includes(0)) return undefined;
+      const result = fn(...values);
+      return result === 0 ? undefined : this.dump(result);
+    } finally {
+      this.exports.opa_heap_ptr_set!(heap);
+    }
+  }
+
+  private parse(text: string): number {
+    const bytes = this.encoder.encode(text);
+    const at = this.exports.opa_malloc!(bytes.length);
+    new Uint8Array(this.memory.buffer).set(bytes, at);
+    return this.exports.opa_json_parse!(at, bytes.length);
+  }
+
+  private dump(value: number): string {
+    return this.cString(this.exports.opa_json_dump!(value));
+  }
+
+  private cString(at: number): string {
+    const bytes = new Uint8Array(this.memory.buffer);
+    let end = at;
+    while (bytes[end] !== 0) end++;
+    return this.decoder.decode(bytes.subarray(at, end));
+  }
+}
+
+let runtime: RuntimeInstance | undefined;
+
+/**
+ * Builtin `name` of `operands` as the runtime's own implementation answers it: JSON text, or
+ * undefined. The runtime is read and instantiated at the first call (it is built with the
+ * package, `gatehouse policies runtime`).
+ */
+export function callRuntimeBuiltin(name: string, operands: unknown[]): string | undefined {
+  runtime ??= new RuntimeInstance(new Uint8Array(readFileSync(RUNTIME_WASM_PATH)));
+  return runtime.call(name, operands);
+}
