@@ -737,3 +737,56 @@ t.test('malformed IR is an emit error', async (t) => {
     t.ok(err instanceof CompileError && err.stage === 'emit', `${name}: a CompileError of the emit stage`);
   }
 });
+
+t.test('the runtime cut down to what a policy reaches links into the same module as the whole runtime', async (t) => {
+  const { runtimeSubset } = await import('../policies/compiler/emit/runtime-subset.ts');
+  const { BUILTINS, nativeExportName } = await import('../policies/compiler/builtins.ts');
+  const binaryen = (await import('binaryen')).default;
+  const runtime = await ensureRuntime();
+  const read = binaryen.readBinary as (data: Uint8Array, features: number) => InstanceType<typeof binaryen.Module>;
+  /** What linking keeps of `bytes` for a policy calling `builtins`: the other builtins' exports gone, then unused code. */
+  const kept = (bytes: Uint8Array, builtins: string[]) => {
+    const m = read(bytes, binaryen.Features.All);
+    const keep = new Set(builtins.map(nativeExportName));
+    for (let i = m.getNumExports() - 1; i >= 0; i--) {
+      const name = binaryen.getExportInfo(m.getExportByIndex(i)).name;
+      if (name.startsWith('bi_') && !keep.has(name)) m.removeExport(name);
+    }
+    m.runPasses(['remove-unused-module-elements']);
+    const out = m.emitBinary();
+    m.dispose();
+    return Buffer.from(out);
+  };
+  const natives = Object.keys(BUILTINS).filter((name) => BUILTINS[name]!.impl === 'native');
+  for (const builtins of [[], ['count', 'plus'], ['regex.match', 'glob.match'], ['time.date', 'sprintf'], ['json.marshal', 'io.jwt.decode', 'units.parse'], natives]) {
+    const subset = runtimeSubset(runtime, new Set(builtins));
+    const label = builtins.length > 8 ? 'every native builtin' : `[${builtins.join(', ')}]`;
+    if (builtins.length < 8) t.ok(subset.length < runtime.length / 1.4, `${label}: the subset is smaller (${subset.length} of ${runtime.length} bytes)`);
+    t.ok(kept(subset, builtins).equals(kept(runtime, builtins)), `${label}: the same module is linked`);
+  }
+  t.equal(runtimeSubset(runtime, new Set(natives)).length, runtime.length, 'a policy calling everything keeps everything');
+});
+
+t.test('the runtime subset stubs exactly the unreachable bodies, and leaves a binary it cannot read whole', async (t) => {
+  const { runtimeSubset } = await import('../policies/compiler/emit/runtime-subset.ts');
+  const section = (id: number, bytes: number[]) => [id, bytes.length, ...bytes];
+  const body = (instructions: number[]) => [instructions.length + 2, 0x00, ...instructions, 0x0b];
+  const name = (text: string) => [text.length, ...Buffer.from(text)];
+  /** f calls g; bi_x, a builtin nobody calls, and h, called by no one but exported, do nothing. */
+  const module = (gBody: number[]) =>
+    new Uint8Array([
+      0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+      ...section(1, [0x01, 0x60, 0x00, 0x00]),
+      ...section(3, [0x04, 0x00, 0x00, 0x00, 0x00]),
+      ...section(7, [0x03, ...name('f'), 0x00, 0x00, ...name('bi_x'), 0x00, 0x02, ...name('h'), 0x00, 0x03]),
+      ...section(10, [0x04, ...body([0x10, 0x01]), ...body(gBody), ...body([0x01, 0x01]), ...body([0x01])]),
+    ]);
+  const whole = module([0x41, 0x05, 0x1a]);
+  const cut = runtimeSubset(whole, new Set());
+  const code = (bodies: number[][]) => section(10, [bodies.length, ...bodies.flat()]);
+  const prefix = [...whole.subarray(0, whole.length - code([body([0x10, 0x01]), body([0x41, 0x05, 0x1a]), body([0x01, 0x01]), body([0x01])]).length)];
+  t.same([...cut], [...prefix, ...code([body([0x10, 0x01]), body([0x41, 0x05, 0x1a]), body([0x00]), body([0x01])])], 'only bi_x, which no root reaches, becomes unreachable');
+  t.same([...runtimeSubset(whole, new Set(['x']))], [...whole], 'a builtin the policy calls is kept');
+  const unknown = module([0xfb, 0x00]);
+  t.equal(runtimeSubset(unknown, new Set()), unknown, 'an instruction it does not know: the binary as it is');
+});

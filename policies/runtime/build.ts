@@ -30,14 +30,20 @@ const COMPILER_FLAGS = [
   '-O3',
 ];
 
-let pending: Promise<Uint8Array<ArrayBuffer>> | undefined;
+let loaded: Promise<Uint8Array<ArrayBuffer>> | undefined;
 
-/** The compiled runtime module, compiling it first if it is missing or stale. */
+/**
+ * The compiled runtime module, compiling it first if it is missing or stale. The sources are
+ * checked once per process: hashing them at every policy compile cost a few milliseconds each,
+ * and a running process never sees the runtime's sources change (a developer editing them starts
+ * a new one). A failed load is retried by the next call.
+ */
 export function ensureRuntime(): Promise<Uint8Array<ArrayBuffer>> {
-  pending ??= loadOrCompile().finally(() => {
-    pending = undefined;
+  loaded ??= loadOrCompile().catch((error: unknown) => {
+    loaded = undefined;
+    throw error;
   });
-  return pending;
+  return loaded;
 }
 
 async function loadOrCompile(): Promise<Uint8Array<ArrayBuffer>> {

@@ -1,6 +1,6 @@
 import binaryen from 'binaryen';
 import { CompileError } from '../errors.ts';
-import type { Func, Plan, Policy } from '../plan/ir.ts';
+import type { Block, Func, Plan, Policy } from '../plan/ir.ts';
 import { CallTargets, type PlannedFunction } from './call-targets.ts';
 import { Constants } from './constants.ts';
 import { FunctionBody, type EmitContext } from './function-body.ts';
@@ -9,6 +9,7 @@ import { IterationBudget } from './iteration-budget.ts';
 import type { RuntimeFunction } from './runtime-abi.ts';
 import { i32, RuntimeModule, signature } from './runtime-module.ts';
 import { RuleCache } from './rule-cache.ts';
+import { runtimeSubset } from './runtime-subset.ts';
 import { validateModule } from './validate.ts';
 
 type Expr = binaryen.ExpressionRef;
@@ -19,7 +20,7 @@ type Expr = binaryen.ExpressionRef;
  * replaced. Returns an OPA-ABI module loadable with `@open-policy-agent/opa-wasm`.
  */
 export function emitModule(policy: Policy, runtime: Uint8Array): Uint8Array<ArrayBuffer> {
-  const rt = new RuntimeModule(runtime);
+  const rt = new RuntimeModule(runtimeSubset(runtime, calledFunctions(policy)));
   try {
     new PolicyLinker(rt, policy).link();
     rt.removeLinkExports();
@@ -30,6 +31,22 @@ export function emitModule(policy: Policy, runtime: Uint8Array): Uint8Array<Arra
   } finally {
     rt.module.dispose();
   }
+}
+
+/** The names every Call statement of the policy calls: its builtins, and its own functions. */
+function calledFunctions(policy: Policy): Set<string> {
+  const called = new Set<string>();
+  const visit = (blocks: readonly Block[]) => {
+    for (const block of blocks) {
+      for (const stmt of block.stmts) {
+        if (stmt.op === 'Call') called.add(stmt.func);
+        else if (stmt.op === 'Block') visit(stmt.blocks);
+        else if (stmt.op === 'Scan' || stmt.op === 'Not') visit([stmt.block]);
+      }
+    }
+  };
+  for (const unit of [...policy.funcs, ...policy.plans]) visit(unit.blocks);
+  return called;
 }
 
 /**
