@@ -26,7 +26,6 @@ export const UNSIGNED: SignatureFacts = { alg: null, covered: [], keyId: null, l
  * JSON (its digest) is written natively instead of member by member (core/canonical-json.ts).
  */
 export function policyInput(action: DecisionAction, decision: DecisionRecord, principal: Principal, request: RequestFacts) {
-  const { keyId, env, scopes, roles, claims } = principal;
   return {
     action,
     decision: {
@@ -43,7 +42,13 @@ export function policyInput(action: DecisionAction, decision: DecisionRecord, pr
       title: decision.title,
     },
     now_ns: Date.now() * 1e6,
-    principal: claims ? { claims, env, keyId, roles, scopes } : { env, keyId, roles, scopes },
+    principal: principalInput(principal),
     request,
   };
+}
+
+/** The caller as policies see it, members in sorted order (a key's record lists them otherwise). */
+export function principalInput(principal: Principal) {
+  const { keyId, env, scopes, roles, claims } = principal;
+  return claims ? { claims, env, keyId, roles, scopes } : { env, keyId, roles, scopes };
 }

@@ -1,6 +1,6 @@
 import type { PolicyCheck } from './decision-workflow.ts';
 import { GatehouseError } from './errors.ts';
-import type { SignatureFacts } from './policy-input.ts';
+import { principalInput, type SignatureFacts } from './policy-input.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -35,7 +35,7 @@ export function routePolicyInput(facts: RouteRequestFacts, principal: Principal 
     method: facts.method,
     now_ns: Date.now() * 1e6,
     path: facts.path,
-    principal: principal ?? ANONYMOUS,
+    principal: principal ? principalInput(principal) : ANONYMOUS,
     query: facts.query,
     route: facts.route,
     signature: facts.signature,
