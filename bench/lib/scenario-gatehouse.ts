@@ -30,11 +30,16 @@ export interface ScenarioGatehouse {
 
 const BUNDLED_POLICIES = fileURLToPath(new URL('../../policies/rego', import.meta.url));
 
-/** The bundled policies, compiled into `dir`. */
+/**
+ * The bundled policies, built into `dir`. Taken from the compile cache `gatehouse serve` keeps
+ * when it has them: scenarios start many fresh servers, and compiling at each start is not
+ * what they measure (the policy scenario times compiles on its own).
+ */
 export async function openBundledPolicies(dir: string): Promise<PolicyEngine> {
   // Imported on demand: loading a scenario module stays cheap until it starts a server.
   const { PolicyEngine } = await import('../../policies/engine/index.ts');
-  return PolicyEngine.open({ sourceDir: BUNDLED_POLICIES, buildDir: path.join(dir, 'policies') });
+  const { CompileCache, defaultCompileCacheDir } = await import('../../policies/compiler/compile-cache.ts');
+  return PolicyEngine.open({ sourceDir: BUNDLED_POLICIES, buildDir: path.join(dir, 'policies'), compileCache: new CompileCache(defaultCompileCacheDir()) });
 }
 
 /**
