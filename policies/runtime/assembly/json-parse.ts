@@ -9,7 +9,7 @@ import { parseDecimal } from "./float-parse";
 import { alloc } from "./heap";
 import {
   Value, UNDEFINED, NULL_VALUE, TRUE_VALUE, FALSE_VALUE, StringValue, CollectionValue,
-  intValue, floatValue, bigIntegerValue, stringValue,
+  intValue, writtenFloatValue, bigIntegerValue, stringValue,
   newArray, arrayAppend, newObject, objectInsert,
 } from "./value";
 
@@ -419,10 +419,10 @@ function parseNumber(): Value {
   if (!truncated && mantissa <= 9007199254740992 && exponent >= -22 && exponent <= 22) {
     let f = <f64>mantissa;
     f = exponent < 0 ? f / load<f64>(POW10 + (<usize>-exponent << 3)) : f * load<f64>(POW10 + (<usize>exponent << 3));
-    return floatValue(negative ? -f : f);
+    return writtenFloatValue(negative ? -f : f, start, <i32>(p - start));
   }
   // Beyond the fast path: exact, and rare.
   const f = parseDecimal(start, <i32>(p - start));
-  return Math.abs(f) <= f64.MAX_VALUE ? floatValue(f) : UNDEFINED;
+  return Math.abs(f) <= f64.MAX_VALUE ? writtenFloatValue(f, start, <i32>(p - start)) : UNDEFINED;
 }
 

@@ -1,5 +1,6 @@
-// Numbers as JSON text: integers in decimal, floats in the shortest form that reads back as the
-// same f64 (the form JavaScript prints), big integers as the text they were written with.
+// Numbers as JSON text: integers in decimal, floats read from text as they were written, other
+// floats in the shortest form that reads back as the same f64 (the form JavaScript prints), big
+// integers as the text they were written with.
 
 import { ByteBuffer } from "./buffer";
 import { writeShortestF64 } from "./float-format";
@@ -40,6 +41,6 @@ export function writeF64(out: ByteBuffer, f: f64): void {
 export function writeNumber(out: ByteBuffer, v: Value): void {
   const n = changetype<NumberValue>(v);
   if (n.kind == NUMBER_INT) writeI64(out, n.bits);
-  else if (n.kind == NUMBER_FLOAT) writeF64(out, reinterpret<f64>(n.bits));
+  else if (n.kind == NUMBER_FLOAT && n.textLen == 0) writeF64(out, reinterpret<f64>(n.bits));
   else out.writeBytes(n.text, n.textLen);
 }

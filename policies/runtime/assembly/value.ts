@@ -28,7 +28,7 @@
 // The API at a glance (all exported from this file):
 //   types     Value, UNDEFINED, TYPE_*, typeOf, isNull … isSet, isCollection
 //   scalars   NULL_VALUE, TRUE_VALUE, FALSE_VALUE, booleanValue, booleanOf
-//   numbers   intValue, floatValue, numberFromF64, bigIntegerValue, NUMBER_*, numberKind,
+//   numbers   intValue, floatValue, writtenFloatValue, numberFromF64, bigIntegerValue, NUMBER_*, numberKind,
 //             numberIntOf, numberFloatOf, numberToF64, numberIsI64, numberToI64,
 //             numberAdd … numberFloor (number.ts), parseNumberText
 //   strings   stringValue (no copy), stringCopy, stringLength, stringData, stringEqualsBytes
@@ -173,6 +173,7 @@ function newNumber(kind: u8, bits: i64): Value {
   n.tag = TYPE_NUMBER;
   n.kind = kind;
   n.bits = bits;
+  n.textLen = 0;
   return v;
 }
 
@@ -198,6 +199,19 @@ export function intValue(i: i64): Value {
 /** A number held as an f64 as it is; `numberFromF64` is the right constructor for results. */
 export function floatValue(f: f64): Value {
   return newNumber(NUMBER_FLOAT, reinterpret<i64>(f));
+}
+
+/**
+ * A float read from text, with that text (bytes must stay in place): JSON output writes it as it
+ * was written (`1.0`, `1e6`), as OPA, whose numbers keep their text, does. Arithmetic results
+ * have no text and are written in the shortest form.
+ */
+export function writtenFloatValue(f: f64, text: usize, len: i32): Value {
+  const v = newNumber(NUMBER_FLOAT, reinterpret<i64>(f));
+  const n = changetype<NumberValue>(v);
+  n.text = text;
+  n.textLen = len;
+  return v;
 }
 
 /** An integer too large for an i64, kept as its decimal text (bytes must stay in place). */
