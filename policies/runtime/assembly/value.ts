@@ -201,26 +201,27 @@ export function floatValue(f: f64): Value {
   return newNumber(NUMBER_FLOAT, reinterpret<i64>(f));
 }
 
-/**
- * A float read from text, with that text (bytes must stay in place): JSON output writes it as it
- * was written (`1.0`, `1e6`), as OPA, whose numbers keep their text, does. Arithmetic results
- * have no text and are written in the shortest form.
- */
-export function writtenFloatValue(f: f64, text: usize, len: i32): Value {
-  const v = newNumber(NUMBER_FLOAT, reinterpret<i64>(f));
+/** A number of `kind` with the text it was read from (the bytes must stay in place). */
+function numberWithText(kind: u8, f: f64, text: usize, len: i32): Value {
+  const v = newNumber(kind, reinterpret<i64>(f));
   const n = changetype<NumberValue>(v);
   n.text = text;
   n.textLen = len;
   return v;
 }
 
-/** An integer too large for an i64, kept as its decimal text (bytes must stay in place). */
+/**
+ * A float read from text, with that text: JSON output writes it as it was written (`1.0`,
+ * `1e6`), as OPA, whose numbers keep their text, does. Arithmetic results have no text and are
+ * written in the shortest form.
+ */
+export function writtenFloatValue(f: f64, text: usize, len: i32): Value {
+  return numberWithText(NUMBER_FLOAT, f, text, len);
+}
+
+/** An integer too large for an i64, kept as its decimal text, with an f64 approximation. */
 export function bigIntegerValue(text: usize, len: i32, approximation: f64): Value {
-  const v = newNumber(NUMBER_BIG, reinterpret<i64>(approximation));
-  const n = changetype<NumberValue>(v);
-  n.text = text;
-  n.textLen = len;
-  return v;
+  return numberWithText(NUMBER_BIG, approximation, text, len);
 }
 
 // @ts-ignore: decorator
