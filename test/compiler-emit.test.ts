@@ -607,7 +607,8 @@ t.test('host builtins are called through opa_builtinN and listed by builtins()',
   const seen: unknown[][] = [];
   const builtins: HostBuiltins = {
     // Imported under the name the SDK does not answer itself (hostImportName).
-    'gatehouse.yaml.marshal': (s: string) => (seen.push([s]), s.toUpperCase()),
+    // It takes its operand as JSON text (hostTakesJsonText).
+    'gatehouse.yaml.marshal': (s: string) => (seen.push([s]), (JSON.parse(s) as string).toUpperCase()),
     'io.jwt.verify_rs256': (a: string, b: string) => (seen.push([a, b]), a === b),
     'io.jwt.verify_es256': (a: string, b: string) => (seen.push([a, b]), a !== b),
     'uuid.rfc4122': () => undefined,
@@ -635,7 +636,7 @@ t.test('host builtins are called through opa_builtinN and listed by builtins()',
   }));
   const p = await load(policy, builtins);
   t.same(p.evaluate({ name: 'ada' }), results(['ADA', true, false, 1700000000000000000]));
-  t.same(seen, [['ada'], ['1.0.0', '1.0.0'], ['x.com', 'x.com']]);
+  t.same(seen, [['"ada"'], ['1.0.0', '1.0.0'], ['x.com', 'x.com']]);
   const exports = (p.wasmInstance as WebAssembly.Instance).exports as Record<string, any>;
   const listed = dump(p, exports.builtins());
   t.same(listed, { 'gatehouse.yaml.marshal': 0, 'io.jwt.verify_rs256': 1, 'io.jwt.verify_es256': 2, 'time.now_ns': 3, 'uuid.rfc4122': 4 });

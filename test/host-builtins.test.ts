@@ -140,7 +140,8 @@ t.test('uuid.rfc4122 gives a version 4 UUID, one per key within an evaluation', 
 });
 
 t.test('yaml.marshal writes what go-yaml v2 writes for the value', async (t) => {
-  const marshal = (v: unknown) => call('yaml.marshal', v);
+  // The module hands the value over as its JSON text (hostTakesJsonText).
+  const marshal = (v: unknown) => call('yaml.marshal', JSON.stringify(v));
   t.equal(marshal({ foo: 1, bar: ['Hello', 'World'] }), 'bar:\n- Hello\n- World\nfoo: 1\n', 'sequences under a key are not indented');
   t.equal(marshal({ a: { b: { c: [1, { d: 2, e: [] }, [3, 4]] } }, z: {} }),
     'a:\n  b:\n    c:\n    - 1\n    - d: 2\n      e: []\n    - - 3\n      - 4\nz: {}\n');
@@ -180,7 +181,11 @@ t.test('yaml.marshal writes what go-yaml v2 writes for the value', async (t) => 
   t.equal(marshal({ [key]: 1 }), `${key}: 1\n`, 'keys of up to 128 bytes never fold');
   t.equal(marshal({ [words]: 1 }), `? ${words.slice(0, 79)}\n  ${words.slice(80)}\n: 1\n`, 'a longer key is a complex key, and folds');
   t.equal(marshal('\u007f'), undefined, 'go-yaml refuses to read DEL');
-  t.equal(marshal(Infinity), undefined);
+  t.equal(call('yaml.marshal', '1e400'), undefined, 'beyond the float range');
+  t.equal(call('yaml.marshal', '[1e6, 1000000.0, 1000000, 1.0, 18446744073709551615, 18446744073709551616]'),
+    '- 1e+06\n- 1e+06\n- 1000000\n- 1\n- 18446744073709551615\n- 1.8446744073709552e+19\n',
+    'a number written as a float is a float for go-yaml; an integer beyond uint64 too');
+  t.equal(call('yaml.marshal', 1), undefined, 'not JSON text');
 });
 
 t.test('yaml.unmarshal reads YAML 1.1 as go-yaml v2 and sigs.k8s.io/yaml do', async (t) => {

@@ -24,6 +24,12 @@ export interface BuiltinSpec {
    */
   hostReturnsSet?: boolean;
   /**
+   * A host builtin handed its operands as their JSON text (json.marshal's, made in the module)
+   * instead of as values: the SDK would hand it JavaScript numbers, in which `1e6` and `1000000`,
+   * or integers beyond 2^53, can no longer be told apart.
+   */
+  hostTakesJsonText?: boolean;
+  /**
    * A native builtin that may be given a named time zone: the runtime asks the host for the
    * zone's UTC offset through ZONE_OFFSET_BUILTIN, which the module then imports.
    */
@@ -203,7 +209,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'time.diff': native(2, { asksHostForZones: true }),
 
   'time.now_ns': host(0),
-  'yaml.marshal': host(1),
+  'yaml.marshal': host(1, { hostTakesJsonText: true }),
   'yaml.unmarshal': host(1),
   'yaml.is_valid': host(1),
   'uuid.rfc4122': host(1),

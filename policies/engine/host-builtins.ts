@@ -141,7 +141,7 @@ const byOpaName: Record<string, HostBuiltin> = {
   'io.jwt.verify_es256': jwtVerifier('ES256'),
   'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
-  'yaml.marshal': yamlMarshal,
+  'yaml.marshal': (jsonText: unknown) => (isString(jsonText) ? yamlMarshal(jsonText) : undefined),
   'yaml.unmarshal': yamlUnmarshalBuiltin,
   'yaml.is_valid': (s: unknown) => isString(s) && yamlUnmarshal(s) !== undefined,
   'uuid.rfc4122': uuidRfc4122,

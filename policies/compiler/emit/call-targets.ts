@@ -11,6 +11,9 @@ export interface PlannedFunction {
   params: number;
 }
 
+/** What makes the JSON text of an operand for a host builtin that `hostTakesJsonText`. */
+export const JSON_TEXT_BUILTIN = 'json.marshal';
+
 /** OPA's host builtin imports go up to `opa_builtin4`. */
 const MAX_HOST_ARITY = 4;
 
@@ -56,11 +59,13 @@ export class CallTargets {
     const builtinId = this.hostId(hostImportName(func));
     const name = this.runtime.envImport(`opa_builtin${spec.arity}`, spec.arity + 2, true);
     const toSet = spec.hostReturnsSet ? this.runtime.runtimeFunction('rt_set_of') : undefined;
+    const toJsonText = spec.hostTakesJsonText ? this.runtime.exportedFunction(nativeExportName(JSON_TEXT_BUILTIN), 1, true) : undefined;
     // The second argument is OPA's reserved evaluation context, always 0.
     return {
       unguardedArgs: 0,
       call: (args) => {
-        const answer = m.call(name, [m.i32.const(builtinId), m.i32.const(0), ...args], i32);
+        const operands = toJsonText ? args.map((arg) => m.call(toJsonText, [arg], i32)) : args;
+        const answer = m.call(name, [m.i32.const(builtinId), m.i32.const(0), ...operands], i32);
         return toSet ? m.call(toSet, [answer], i32) : answer;
       },
     };

@@ -1,7 +1,8 @@
 import binaryen from 'binaryen';
 import { CompileError } from '../errors.ts';
 import type { Block, Func, Plan, Policy } from '../plan/ir.ts';
-import { CallTargets, type PlannedFunction } from './call-targets.ts';
+import { BUILTINS } from '../builtins.ts';
+import { CallTargets, JSON_TEXT_BUILTIN, type PlannedFunction } from './call-targets.ts';
 import { Constants } from './constants.ts';
 import { FunctionBody, type EmitContext } from './function-body.ts';
 import { ITERATION_BUDGET_ABORT } from './iteration-budget-abi.ts';
@@ -33,13 +34,19 @@ export function emitModule(policy: Policy, runtime: Uint8Array): Uint8Array<Arra
   }
 }
 
-/** The names every Call statement of the policy calls: its builtins, and its own functions. */
+/**
+ * The names every Call statement of the policy calls (its builtins, and its own functions), and
+ * the native builtins the calls themselves call (CallTargets).
+ */
 function calledFunctions(policy: Policy): Set<string> {
   const called = new Set<string>();
   const visit = (blocks: readonly Block[]) => {
     for (const block of blocks) {
       for (const stmt of block.stmts) {
-        if (stmt.op === 'Call') called.add(stmt.func);
+        if (stmt.op === 'Call') {
+          called.add(stmt.func);
+          if (BUILTINS[stmt.func]?.hostTakesJsonText) called.add(JSON_TEXT_BUILTIN);
+        }
         else if (stmt.op === 'Block') visit(stmt.blocks);
         else if (stmt.op === 'Scan' || stmt.op === 'Not') visit([stmt.block]);
       }
