@@ -4,7 +4,7 @@
 // string times an integer below 2^61, and dividing by the power of ten of its fraction drops
 // digits, so no big-number arithmetic is needed.
 
-import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON, numberFromF64, stringCopy } from "../value";
+import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON, stringCopy, writtenFloatValue } from "../value";
 import { parseDecimal } from "../float-parse";
 import { output, piece, scratch } from "./text-buffer";
 
@@ -203,10 +203,17 @@ function tenDecimals(whole: i32, decimals: i32): Value {
       if (digit != 0x39) break;
     }
   }
+  // As FloatString writes it: the integer part without leading zeros ("0" at least), then
+  // exactly UNITS_DECIMALS decimals; the number keeps that text, as OPA's does.
+  const point = piece.len - kept;
+  let first = 0;
+  while (first < point - 1 && load<u8>(piece.data + <usize>first) == 0x30) first++;
   scratch.begin();
-  for (let i = 0; i < piece.len; i++) {
-    if (i == piece.len - kept) scratch.byte(0x2e);
+  for (let i = first; i < piece.len; i++) {
+    if (i == point) scratch.byte(0x2e);
     scratch.byte(<i32>load<u8>(piece.data + <usize>i));
   }
-  return numberFromF64(parseDecimal(scratch.data, scratch.len));
+  for (let i = kept; i < UNITS_DECIMALS; i++) scratch.byte(0x30);
+  const text = scratch.toStringCopy();
+  return writtenFloatValue(parseDecimal(stringData(text), stringLength(text)), stringData(text), stringLength(text));
 }
