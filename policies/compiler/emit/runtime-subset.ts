@@ -17,7 +17,7 @@
  */
 import { nativeExportName } from '../builtins.ts';
 
-const SECTION = { import: 2, function: 3, global: 6, export: 7, start: 8, element: 9, code: 10 } as const;
+const SECTION = { import: 2, global: 6, export: 7, start: 8, element: 9, code: 10 } as const;
 const EXTERNAL_FUNCTION = 0x00;
 /** Block types of one byte: empty, and the value types (i32 … v128, funcref, externref). */
 const BLOCK_TYPE_BYTES = new Set([0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f]);
