@@ -10,14 +10,11 @@
  * go-yaml's emitter (libyaml's) decides each of these from a few facts about the text and the
  * column it writes at; this module tracks the same facts.
  */
+import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import { goFormatFloat, isBase60Float, resolvePlain } from './go-yaml-scalars.ts';
 
-/** A number as its JSON text: how go-yaml reads it (int or float) depends on how it was written. */
-class JsonNumber {
-  constructor(readonly text: string) {}
-}
-
-type Json = null | boolean | JsonNumber | string | Json[] | { [key: string]: Json };
+/** Numbers as their JSON text (lossless-json): how go-yaml reads one (int or float) depends on how it was written. */
+type Json = null | boolean | LosslessNumber | string | Json[] | { [key: string]: Json };
 
 const BEST_WIDTH = 80;
 const BEST_INDENT = 2;
@@ -166,77 +163,12 @@ function keyLess(a: string, b: string): boolean {
  * exponent, within int64, or uint64 when positive) in decimal, anything else as a float in Go's
  * `%g` (`1e6` and `1000000.0` are `1e+06`).
  */
-function numberText(n: JsonNumber): string {
-  if (/^-?\d+$/.test(n.text)) {
-    const i = BigInt(n.text);
+function numberText(n: LosslessNumber): string {
+  if (/^-?\d+$/.test(n.value)) {
+    const i = BigInt(n.value);
     if (i >= -(2n ** 63n) && i < 2n ** 64n) return i.toString();
   }
-  return goFormatFloat(Number(n.text), 64);
-}
-
-/** A JSON number, with its text. */
-const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-/** A JSON string, escapes and all. */
-const JSON_STRING = /"(?:[^"\\]|\\.)*"/y;
-
-/** JSON text read with its numbers kept as written (JSON.parse would make them JavaScript numbers). */
-function readJson(text: string): Json {
-  let at = 0;
-  const skipSpace = () => {
-    while (at < text.length && ' \t\n\r'.includes(text[at]!)) at++;
-  };
-  const token = (pattern: RegExp): string => {
-    pattern.lastIndex = at;
-    const match = pattern.exec(text);
-    if (!match) throw new SyntaxError(`not JSON at ${at}`);
-    at += match[0].length;
-    return match[0];
-  };
-  const expect = (c: string) => {
-    skipSpace();
-    if (text[at] !== c) throw new SyntaxError(`expected ${c} at ${at}`);
-    at++;
-  };
-  const value = (): Json => {
-    skipSpace();
-    const c = text[at];
-    if (c === '"') return JSON.parse(token(JSON_STRING)) as string;
-    if (c === '[') {
-      at++;
-      const items: Json[] = [];
-      skipSpace();
-      if (text[at] === ']') return at++, items;
-      for (;;) {
-        items.push(value());
-        skipSpace();
-        if (text[at++] === ']') return items;
-        if (text[at - 1] !== ',') throw new SyntaxError(`expected , or ] at ${at - 1}`);
-      }
-    }
-    if (c === '{') {
-      at++;
-      const object: { [key: string]: Json } = {};
-      skipSpace();
-      if (text[at] === '}') return at++, object;
-      for (;;) {
-        skipSpace();
-        const key = JSON.parse(token(JSON_STRING)) as string;
-        expect(':');
-        object[key] = value();
-        skipSpace();
-        if (text[at++] === '}') return object;
-        if (text[at - 1] !== ',') throw new SyntaxError(`expected , or } at ${at - 1}`);
-      }
-    }
-    for (const [word, literal] of [['null', null], ['true', true], ['false', false]] as const) {
-      if (text.startsWith(word, at)) return (at += word.length), literal;
-    }
-    return new JsonNumber(token(JSON_NUMBER));
-  };
-  const result = value();
-  skipSpace();
-  if (at !== text.length) throw new SyntaxError(`text after the value at ${at}`);
-  return result;
+  return goFormatFloat(Number(n.value), 64);
 }
 
 /** The emitter: its output and the state libyaml keeps while writing. */
@@ -276,7 +208,7 @@ class Emitter {
   /** A node whose parent collection is indented by `parentIndent` (-1 for the root). */
   node(value: Json, parentIndent: number, position: Position): void {
     if (Array.isArray(value)) return this.sequence(value, parentIndent, position);
-    if (value !== null && typeof value === 'object' && !(value instanceof JsonNumber)) return this.mapping(value, parentIndent);
+    if (value !== null && typeof value === 'object' && !isLosslessNumber(value)) return this.mapping(value, parentIndent);
     const indent = parentIndent < 0 ? BEST_INDENT : parentIndent + BEST_INDENT;
     if (typeof value === 'string') return this.string(value, indent, false);
     const text = value === null ? 'null' : typeof value === 'boolean' ? String(value) : numberText(value);
@@ -409,13 +341,13 @@ class Emitter {
 export function yamlMarshal(jsonText: string): string | undefined {
   let value: Json;
   try {
-    value = readJson(jsonText);
+    value = parse(jsonText) as Json;
   } catch {
     return undefined;
   }
   const readable = (v: Json): boolean => {
     if (typeof v === 'string') return !UNREADABLE.test(v);
-    if (v instanceof JsonNumber) return Number.isFinite(Number(v.text));
+    if (isLosslessNumber(v)) return Number.isFinite(Number(v.value));
     if (Array.isArray(v)) return v.every(readable);
     if (v !== null && typeof v === 'object') return Object.entries(v).every(([k, x]) => !UNREADABLE.test(k) && readable(x));
     return true;
