@@ -5,7 +5,8 @@
  * exports. A bundle and a Gatehouse module therefore answer alike, to the byte.
  *
  * Operands arrive as the SDK parsed them (JavaScript numbers, exact to 2^53) and go in as JSON
- * text; the answer is the runtime's JSON text, so integers beyond 2^53 stay exact.
+ * text; the answer is the runtime's JSON text, passed on as bytes, so integers beyond 2^53 stay
+ * exact.
  */
 import { readFileSync } from 'node:fs';
 import { nativeExportName } from '../compiler/builtins.ts';
@@ -50,8 +51,8 @@ class RuntimeInstance {
     this.exports = instance.exports as unknown as Exports;
   }
 
-  /** Builtin `name` of the operands, as JSON text, or undefined. */
-  call(name: string, operands: unknown[]): string | undefined {
+  /** Builtin `name` of the operands, as the bytes of its JSON text, or undefined. */
+  call(name: string, operands: unknown[]): ArrayBuffer | undefined {
     const fn = this.exports[nativeExportName(name)];
     if (!fn) throw new Error(`the policy runtime has no builtin ${name}`);
     const heap = this.exports.opa_heap_ptr_get!();
@@ -59,7 +60,9 @@ class RuntimeInstance {
       const values = operands.map((operand) => (operand === undefined ? 0 : this.parse(JSON.stringify(operand))));
       if (values.includes(0)) return undefined;
       const result = fn(...values);
-      return result === 0 ? undefined : this.dump(result);
+      if (result === 0) return undefined;
+      const at = this.exports.opa_json_dump!(result);
+      return this.memory.buffer.slice(at, this.cStringEnd(at));
     } finally {
       this.exports.opa_heap_ptr_set!(heap);
     }
@@ -77,21 +80,27 @@ class RuntimeInstance {
   }
 
   private cString(at: number): string {
+    return this.decoder.decode(new Uint8Array(this.memory.buffer, at, this.cStringEnd(at) - at));
+  }
+
+  /** Where the NUL-terminated string at `at` ends. */
+  private cStringEnd(at: number): number {
     const bytes = new Uint8Array(this.memory.buffer);
     let end = at;
     while (bytes[end] !== 0) end++;
-    return this.decoder.decode(bytes.subarray(at, end));
+    return end;
   }
 }
 
 let runtime: RuntimeInstance | undefined;
 
 /**
- * Builtin `name` of `operands` as the runtime's own implementation answers it: JSON text, or
- * undefined. The runtime is read and instantiated at the first call (it is built with the
+ * Builtin `name` of `operands` as the runtime's own implementation answers it: its JSON text, as
+ * the bytes a host builtin returns for the SDK to pass through (policies/engine/host-builtins.ts),
+ * or undefined. The runtime is read and instantiated at the first call (it is built with the
  * package, `gatehouse policies runtime`).
  */
-export function callRuntimeBuiltin(name: string, operands: unknown[]): string | undefined {
+export function callRuntimeBuiltin(name: string, operands: unknown[]): ArrayBuffer | undefined {
   runtime ??= new RuntimeInstance(new Uint8Array(readFileSync(RUNTIME_WASM_PATH)));
   return runtime.call(name, operands);
 }

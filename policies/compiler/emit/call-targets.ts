@@ -12,7 +12,15 @@ export interface PlannedFunction {
 }
 
 /** What makes the JSON text of an operand for a host builtin that `hostTakesJsonText`. */
-export const JSON_TEXT_BUILTIN = 'json.marshal';
+const JSON_TEXT_BUILTIN = 'json.marshal';
+
+/**
+ * The builtins a call of `func` runs: itself, and json.marshal for a host builtin handed JSON
+ * text. The runtime handed to the emitter must keep each native one (runtime-subset.ts).
+ */
+export function builtinsCalledBy(func: string): string[] {
+  return BUILTINS[func]?.hostTakesJsonText ? [func, JSON_TEXT_BUILTIN] : [func];
+}
 
 /** OPA's host builtin imports go up to `opa_builtin4`. */
 const MAX_HOST_ARITY = 4;

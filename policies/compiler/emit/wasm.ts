@@ -1,8 +1,7 @@
 import binaryen from 'binaryen';
 import { CompileError } from '../errors.ts';
 import type { Block, Func, Plan, Policy } from '../plan/ir.ts';
-import { BUILTINS } from '../builtins.ts';
-import { CallTargets, JSON_TEXT_BUILTIN, type PlannedFunction } from './call-targets.ts';
+import { builtinsCalledBy, CallTargets, type PlannedFunction } from './call-targets.ts';
 import { Constants } from './constants.ts';
 import { FunctionBody, type EmitContext } from './function-body.ts';
 import { ITERATION_BUDGET_ABORT } from './iteration-budget-abi.ts';
@@ -43,10 +42,7 @@ function calledFunctions(policy: Policy): Set<string> {
   const visit = (blocks: readonly Block[]) => {
     for (const block of blocks) {
       for (const stmt of block.stmts) {
-        if (stmt.op === 'Call') {
-          called.add(stmt.func);
-          if (BUILTINS[stmt.func]?.hostTakesJsonText) called.add(JSON_TEXT_BUILTIN);
-        }
+        if (stmt.op === 'Call') for (const func of builtinsCalledBy(stmt.func)) called.add(func);
         else if (stmt.op === 'Block') visit(stmt.blocks);
         else if (stmt.op === 'Scan' || stmt.op === 'Not') visit([stmt.block]);
       }
