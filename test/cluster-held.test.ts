@@ -63,6 +63,9 @@ async function pair(t: Test, proxied: Upstream, tools: Upstream) {
     });
   const a = await start('a');
   const b = await start('b');
+  // Each start registers a signing key for the shared admin secret, and the helpers sign with the
+  // last one, B's: A accepts it once it has applied B's commit (the bound docs/cluster.md states).
+  await synced(b, a);
   const requester = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ACT, roles: ['developer'], name: 'requester' });
   const approver = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ACT, roles: ['developer'], name: 'approver' });
   const reader = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ['decisions:read'], name: 'reader' });
