@@ -1,7 +1,7 @@
 import t from 'tap';
 import { MemoryItemStore } from '../core/memory/item-store.ts';
 import { Store } from '../core/store.ts';
-import { MAX_JSON_DEPTH } from '../proxy/http/json-text.ts';
+import { inexactInteger, MAX_JSON_DEPTH, scanJsonText } from '../proxy/http/json-text.ts';
 import { ID_MAX_LENGTH } from '../proxy/id-schema.ts';
 import { call, issueKey, startTestServer, tempDir } from './helpers/gatehouse.ts';
 import { activeReaders, settledReaders } from './helpers/lmdb-readers.ts';
@@ -108,4 +108,27 @@ t.test(`bodies nested deeper than ${MAX_JSON_DEPTH} levels are 400 before they a
   const atTheLimit = await post('/v1/memory', `{"namespace":"notes","text":"deep","attributes":{"a":${nested(MAX_JSON_DEPTH - 2)}}}`);
   t.equal(atTheLimit.status, 201, `${MAX_JSON_DEPTH} levels are accepted: ${atTheLimit.text.slice(0, 200)}`);
   t.equal((await call(url, 'GET', '/healthz')).status, 200);
+});
+
+t.test('an integer a JavaScript number would round is 400, naming it; floats and exact integers are stored as sent', async (t) => {
+  t.equal(inexactInteger('{"a":9007199254740993}'), '9007199254740993', '2^53 + 1 rounds');
+  t.equal(inexactInteger('[-12345678901234567890]'), '-12345678901234567890');
+  t.equal(inexactInteger('[9007199254740992, 18014398509481984, 123456789012345]'), null, '2^53, 2^54 and 15 digits are exact');
+  t.equal(inexactInteger('{"s":"12345678901234567890","f":1.2345678901234567890,"e":1e30}'), null, 'digits in strings, fractions and exponents are not integers to check');
+  t.equal(inexactInteger('{"s":"a \\" 12345678901234567890"}'), null, 'an escaped quote does not end the string');
+  t.same(scanJsonText('{"a":"12345678901234567890","b":1.5}', 64).longDigits, false, 'digits in strings do not count');
+  t.same(scanJsonText('[1234567890123456]', 64).longDigits, true);
+
+  const { url, admin } = await startTestServer(t, { policies: engine });
+  const { key } = await issueKey(url, admin, { env: 'sandbox', scopes: ['decisions:write', 'decisions:read'] });
+  const post = (raw: string) => call(url, 'POST', '/v1/decisions', { key, raw, headers: { 'content-type': 'application/json' } });
+  const refused = await post('{"title":"Pay","policy":"decision-gate-v1","context":[{"source":"finance:amount","value":12345678901234567890}]}');
+  t.equal(refused.status, 400);
+  t.match(refused.json, { code: 'invalid_request', detail: /the body holds the integer 12345678901234567890, beyond the ±2\^53/, errors: [{ path: 'body' }] });
+  t.same((await call(url, 'GET', '/v1/decisions', { key })).json.data, [], 'nothing was stored');
+
+  const kept = await post('{"title":"Pay","policy":"decision-gate-v1","context":[{"source":"finance:amount","value":9007199254740992},{"source":"ops:ratio","value":0.1234567890123456789}]}');
+  t.equal(kept.status, 200, kept.text.slice(0, 200));
+  const read = await call(url, 'GET', `/v1/decisions/${kept.json.id}`, { key });
+  t.same(read.json.context.map((c: { value: unknown }) => c.value), [9007199254740992, 0.1234567890123456789], 'an exact integer is stored as sent, a float as the double nearest it');
 });

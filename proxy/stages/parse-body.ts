@@ -1,16 +1,17 @@
 import { GatehouseError } from '../../core/errors.ts';
 import type { RequestContext } from '../context.ts';
 import { repeatedMember } from '../http/json-members.ts';
-import { MAX_JSON_DEPTH, scanJsonText } from '../http/json-text.ts';
+import { inexactInteger, MAX_JSON_DEPTH, scanJsonText } from '../http/json-text.ts';
 import { decodePathParams } from './path-params.ts';
 import { validate, validateQuery } from '../validation.ts';
 
 /**
  * Validation, between rate limiting and idempotency (as Fastify validates before handlers): path
  * parameters must be ids (proxy/stages/path-params.ts); a body must be JSON, fit the size limit,
- * nest at most MAX_JSON_DEPTH levels, name each member once, match the route's schema and pass the
- * route's own `checkBody`; the query must match its schema. A refused
- * body is never claimed for idempotency, so a corrected retry with the same key runs.
+ * nest at most MAX_JSON_DEPTH levels, hold only integers a JavaScript number keeps exactly, name
+ * each member once, match the route's schema and pass the route's own `checkBody`; the query must
+ * match its schema. A refused body is never claimed for idempotency, so a corrected retry with the
+ * same key runs.
  */
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -50,6 +51,12 @@ export function parseBody(ctx: RequestContext): void {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new GatehouseError('invalid_request', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  const inexact = scanned.longDigits ? inexactInteger(text) : null;
+  if (inexact) {
+    throw new GatehouseError('invalid_request', `the body holds the integer ${inexact.slice(0, 64)}, beyond the ±2^53 a JSON number holds exactly (RFC 7493 §2.2): send it as a string`, {
+      errors: [{ path: 'body', message: 'Expected an integer a 64-bit float holds exactly (every one within ±9007199254740991 is)' }],
+    });
   }
   const repeated = repeatedMember(text, parsed, scanned.members);
   if (repeated) {
