@@ -204,7 +204,7 @@ export class Store {
   private node: string | null = null;
   /** The data directory is a cluster instance's copy: only that instance, in the cluster, may write to it. */
   private clusterCopy = false;
-  private readonly replicatedListeners: Array<(ops: readonly WriteOp[]) => void> = [];
+  private readonly replicatedListeners: Array<(ops: readonly WriteOp[], node: string | null) => void> = [];
 
   private constructor(root: RootDatabase, path: string, durability: 'commit' | 'flush', syncIntervalMs: number, commitWindowMs: number) {
     this.root = root;
@@ -338,18 +338,22 @@ export class Store {
   /**
    * Applies a commit of the cluster's stream that this instance did not make (or has not yet
    * applied), in one transaction with the sequence it reached. Commits are applied in order;
-   * one already applied is skipped.
+   * one already applied is skipped. `node` is the instance that made it, null when unknown.
    */
-  applyReplicated(seq: number, ops: WriteOp[]): void {
+  applyReplicated(seq: number, ops: WriteOp[], node: string | null = null): void {
     if (seq <= this.appliedSeq) return;
     if (seq !== this.appliedSeq + 1) throw new Error(`commit ${seq} arrived after ${this.appliedSeq}: the stream skipped commits`);
     this.root.transactionSync(() => this.writeOps(seq, ops), COMMIT_NOW);
     this.appliedSeq = seq;
-    for (const listener of this.replicatedListeners) listener(ops);
+    for (const listener of this.replicatedListeners) listener(ops, node);
   }
 
-  /** Calls `listener` with its writes after each commit of another instance is applied here. */
-  onReplicated(listener: (ops: readonly WriteOp[]) => void): void {
+  /**
+   * Calls `listener` with its writes, and the instance that made it, after each commit applied
+   * from the stream: another instance's, or this one's when the stream handed it over before
+   * its publisher heard back.
+   */
+  onReplicated(listener: (ops: readonly WriteOp[], node: string | null) => void): void {
     this.replicatedListeners.push(listener);
   }
 

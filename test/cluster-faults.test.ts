@@ -331,12 +331,14 @@ t.test('fault 4: the whole NATS cluster restarted: state, audit chain and stream
   const a = await start('a');
   let b = await start('b');
   const creator = await creatorOn(a);
-  // Decisions are created through A alone: B, which restarts, must not meet memory revisions
-  // written by two instances (the start-up failure fault 2 shows), so that this test shows what
-  // a whole-cluster restart does.
+  // B knows the creator's key once it has applied A's commits.
+  for (let i = 0; i < 500 && b.server.services.store.applied < a.server.services.store.applied; i++) await sleep(10);
+  // Decisions are created through A and B in turn, so B restarts on memory both instances wrote.
   const writeSome = async (prefix: string, count: number) => {
     const writes: Write[] = [];
-    for (let i = 0; i < count; i++) writes.push(await createUntilAnswered([instance('a', a)], creator.key, `${prefix}-${i}`, { first: 0, deadline: Date.now() + 60_000 }));
+    for (let i = 0; i < count; i++) {
+      writes.push(await createUntilAnswered([instance('a', a), instance('b', b)], creator.key, `${prefix}-${i}`, { first: i % 2, deadline: Date.now() + 60_000 }));
+    }
     return writes;
   };
 

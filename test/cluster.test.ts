@@ -95,7 +95,7 @@ t.test('what A answered is found on B at once, even while B lags: B catches up o
   // B's copy lags: every commit reaching it is applied 300 ms late, in order, as on a busy host.
   const store = b.server.services.store;
   const apply = store.applyReplicated.bind(store);
-  store.applyReplicated = (seq, ops) => void setTimeout(() => apply(seq, ops), 300);
+  store.applyReplicated = (seq, ops, node) => void setTimeout(() => apply(seq, ops, node), 300);
   // One after another, so each time the commit B waits for is the last one the stream has.
   const outcomes: number[][] = [];
   for (let i = 0; i < 3; i++) {
@@ -398,6 +398,49 @@ t.test('memory written on either instance is served by both, and an instance res
   const restarted = await startTestServer(t, { policies: engine, adminKey, signatures: 'off', dataDir: a.dataDir, cluster: { servers: nats.urls, namespace, nodeId: 'a' } });
   t.equal((await read(restarted, onB.json.id)).status, 200, 'the restarted instance rebuilt its memory, both instances\' versions included');
   t.equal((await read(restarted, onA.json.id)).json.version, 2);
+});
+
+t.test('one key written on both instances at once is one item, its versions numbered in the commit order, alike on both', async (t) => {
+  const { a, b, creator } = await pair(t);
+  const writer = await issueKey(a.url, a.admin, { env: 'sandbox', scopes: ['memory:read', 'memory:write', 'decisions:write'] });
+  // B knows the key once the commit that issued it has reached its copy.
+  for (let i = 0; i < 100 && (await call(b.url, 'GET', '/v1/memory', { key: writer.key })).status === 401; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  const write = (server: TestServer, text: string) => call(server.url, 'POST', '/v1/memory', { key: writer.key, body: { namespace: 'notes', key: 'shared', text } });
+  const replies: Array<{ id: string; version: number; revision: number; text: string }> = [];
+  for (let round = 0; round < 8; round++) {
+    for (const answer of await Promise.all([write(a, `from A, round ${round}`), write(b, `from B, round ${round}`)])) {
+      if (answer.status !== 201) t.fail(`a write was refused: ${answer.status} ${answer.text}`);
+      replies.push(answer.json);
+    }
+  }
+  t.same(new Set(replies.map((reply) => reply.id)).size, 1, 'both instances wrote one item');
+  t.same(replies.map((reply) => reply.version).sort((x, y) => x - y), Array.from({ length: 16 }, (_, i) => i + 1), 'sixteen versions, none given twice');
+  // Decisions on both at once record their context value and policy into memory on each.
+  const gate = (score: number) => ({ title: `Deploy ${score}`, policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: score }] });
+  for (let round = 0; round < 4; round++) await Promise.all([create(a, creator.key, gate(round)), create(b, creator.key, gate(100 + round))]);
+  await Promise.all([a, b].map(({ server }) => server.services.memory.written()));
+  const applied = () => [a, b].map(({ server }) => server.services.store.applied);
+  for (let i = 0; i < 500 && applied()[0] !== applied()[1]; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+
+  const versions = async (server: TestServer, ref: string) => {
+    const answer = await call(server.url, 'GET', `/v1/memory/${ref}/versions`, { key: writer.key });
+    if (answer.status !== 200) t.fail(`reading the versions of ${ref}: ${answer.status} ${answer.text}`);
+    return (answer.json.versions as Array<{ id: string; version: number; revision: number; text: string }>).map(({ id, version, revision, text }) => ({ id, version, revision, text }));
+  };
+  const onA = await versions(a, 'notes:shared');
+  t.same(await versions(b, 'notes:shared'), onA, 'B holds the same versions with the same revisions');
+  t.same(onA.map(({ version, text }) => [version, text]), replies.map(({ version, text }) => [version, text]).sort((x, y) => Number(x[0]) - Number(y[0])), 'each version holds what its writer was told it stored');
+  t.ok(onA.every((v, i) => i === 0 || v.revision > onA[i - 1]!.revision), 'revisions grow with versions');
+  for (const namespace of ['risk', 'policies']) {
+    const listed = await Promise.all([a, b].map((server) => call(server.url, 'GET', `/v1/memory?namespace=${namespace}`, { key: writer.key })));
+    t.equal(listed[0]!.json.data.length, 1, `one ${namespace} item, written by whichever instance came first`);
+    t.same(listed[1]!.json, listed[0]!.json, `${namespace}: the same on both`);
+  }
+  t.equal((await versions(a, 'risk:score')).length, 8, 'each decision on either instance gave risk:score a version');
+  const asOf = onA[5]!.revision;
+  const read = await Promise.all([a, b].map((server) => call(server.url, 'GET', `/v1/memory/notes:shared?asOf=${asOf}`, { key: writer.key })));
+  t.same(read[1]!.json, read[0]!.json, 'asOf a revision answers alike on both');
+  t.equal(read[0]!.json.version, 6);
 });
 
 t.test("a decision's vector is embedded by the instance that wrote it; another takes it from the cluster", async (t) => {

@@ -102,9 +102,7 @@ t.test('approximate search in memory: new versions, tombstones and a restart', a
   let memory = new Memory(store, embedder, options);
   const write = async (key: string, text: string) => {
     const [vector] = await embedder.embed([text]);
-    const item = memory.stage('sandbox', 'key_test', { namespace: 'notes', key, text }, vector!);
-    await store.commit(() => memory.persist(item, vector!));
-    return item;
+    return store.commit(() => memory.write('sandbox', 'key_test', { namespace: 'notes', key, text }, vector!));
   };
   for (let i = 0; i < 1_500; i++) await write(`k${i}`, `c${i % CLUSTERS} n${i}`);
   await memory.settled();
@@ -120,8 +118,7 @@ t.test('approximate search in memory: new versions, tombstones and a restart', a
   const deleted = first[1]!.key;
   await write(moved, 'c17 n123');
   const id = memory.idForKey('sandbox', 'notes', deleted)!;
-  const tombstone = memory.stageDelete('sandbox', 'key_test', id);
-  await store.commit(() => memory.persist(tombstone, null));
+  await store.commit(() => memory.delete('sandbox', 'key_test', id));
   const after = await ask();
   t.notOk(after.some(({ key }) => key === moved), 'the superseded version is not returned, its new version is elsewhere');
   t.notOk(after.some(({ key }) => key === deleted), 'the deleted item is not returned');

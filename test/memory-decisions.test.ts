@@ -118,17 +118,17 @@ t.test('a decision whose memory commit fails (a cluster without a leader, say) h
   const memory = server.services.memory;
   // The fault: the first commit that carries memory fails, as one the cluster refuses during a
   // failover; twice, since the store runs a failed batch's commits again one by one.
-  const persist = memory.persist.bind(memory);
+  const write = memory.write.bind(memory);
   let refusals = 2;
-  memory.persist = (item, vector) => {
+  memory.write = (...args) => {
     if (refusals > 0) {
       refusals--;
       throw new Error('the cluster refused the commit');
     }
-    persist(item, vector);
+    return write(...args);
   };
   t.teardown(() => {
-    memory.persist = persist;
+    memory.write = write;
   });
   const decision = ok(t, await as(creator)('POST', '/v1/decisions', { title: 'Renew the support contract', policy: 'spend-approval-v1', context: [{ source: 'finance:amount', value: 75 }] }));
   const stored = () => memory.list('sandbox', 'decisions').some((item) => item.key === decision.id);

@@ -148,8 +148,7 @@ t.test('environments never see each other', async (t) => {
   // Production keys need a security review to become active; write production memory in-process.
   const memory = server.services.memory;
   t.equal(memory.space('production').revision, 0, 'production memory starts empty');
-  const staged = memory.stage('production', 'key_test', { namespace: 'secrets', key: 'plan', text: 'production rollout plan for the ledger' }, null);
-  await server.services.store.commit(() => memory.persist(staged, null));
+  const staged = await server.services.store.commit(() => memory.write('production', 'key_test', { namespace: 'secrets', key: 'plan', text: 'production rollout plan for the ledger' }, null));
   t.not(staged.id, sandboxItem.id, 'the same namespace and key is another item in production');
   t.equal(staged.version, 1, 'with its own versions');
   t.throws(() => memory.get('sandbox', staged.id), { code: 'not_found' }, 'a production item is not visible from sandbox');

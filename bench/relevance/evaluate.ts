@@ -35,8 +35,7 @@ export async function relevanceMemory(set: RelevanceSet, embedder = new WordVect
   for (let start = 0; start < set.items.length; start += 500) {
     const batch = set.items.slice(start, start + 500);
     const vectors = await embedder.embed(batch.map((item) => item.text));
-    const staged = batch.map((item, i) => ({ item: memory.stage('sandbox', 'key_bench', item, vectors[i]!), vector: vectors[i]! }));
-    await store.commit(() => staged.forEach(({ item, vector }) => memory.persist(item, vector)));
+    await store.commit(() => batch.forEach((item, i) => memory.write('sandbox', 'key_bench', item, vectors[i]!)));
   }
   return {
     memory,

@@ -71,8 +71,7 @@ async function measureSize(size: number, options: ScenarioOptions, embedder: Wor
     for (let start = 0; start < items.length; start += 500) {
       const batch = items.slice(start, start + 500);
       const vectors = await embedder.embed(batch.map((item) => item.text));
-      const staged = batch.map((item, i) => ({ item: memory.stage('sandbox', 'key_bench', item, vectors[i]!), vector: vectors[i]! }));
-      await store.commit(() => staged.forEach(({ item, vector }) => memory.persist(item, vector)));
+      await store.commit(() => batch.forEach((item, i) => memory.write('sandbox', 'key_bench', item, vectors[i]!)));
     }
     metrics[`size${size}.ingest.itemsPerSecond`] = Math.round(size / ((performance.now() - started) / 1000));
     await memory.close();

@@ -137,7 +137,10 @@ export class Replica implements CommitReplication {
       'reading the commit stream',
       () => this.link.commitsFrom(this.store.applied + 1),
       (message) => {
-        if (message.seq > this.store.applied) this.store.applyReplicated(message.seq, this.writesOf(message.seq, message.data));
+        if (message.seq > this.store.applied) {
+          const { node, ops } = this.commitOf(message.seq, message.data);
+          this.store.applyReplicated(message.seq, ops, node);
+        }
         this.wake();
       },
       250,
@@ -145,16 +148,16 @@ export class Replica implements CommitReplication {
   }
 
   /**
-   * A commit's writes. A message on the stream that is not a commit (published there by hand)
+   * A commit's writes and its maker. A message on the stream that is not a commit (published there by hand)
    * writes nothing here, as on every other instance, so the copies stay the same; it is logged,
    * and `audit verify --nats` names it.
    */
-  private writesOf(seq: number, data: Uint8Array): WriteOp[] {
+  private commitOf(seq: number, data: Uint8Array): { node: string | null; ops: WriteOp[] } {
     try {
-      return decodeCommit(data).ops;
+      return decodeCommit(data);
     } catch (error) {
       log.error({ commit: seq, err: error }, 'the commit stream holds a message that is not a commit; it writes nothing');
-      return [];
+      return { node: null, ops: [] };
     }
   }
 

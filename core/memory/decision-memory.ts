@@ -3,7 +3,7 @@ import type { DecisionWorkflow } from '../decision-workflow.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import type { Store } from '../store.ts';
-import type { MemoryDraft, MemoryItem } from './item.ts';
+import type { MemoryDraft } from './item.ts';
 import type { Memory } from './memory.ts';
 import type { Objectives } from './objectives.ts';
 
@@ -25,16 +25,17 @@ import type { Objectives } from './objectives.ts';
  * Nobody waits for this before the decision's reply: it cost about a quarter of a decision's CPU
  * inside the request's transaction. Decisions are queued when their transaction commits and
  * recorded together up to `RECORD_WINDOW_MS` later (at 1,000 decisions/s a transaction per
- * decision would cost more than the recording), staged in process memory (outside any
- * transaction, so a rolled-back batch can run again) and then stored in one transaction of their
- * own. Readers of memory wait for the queue first (`Memory.written`), which records it at once,
- * so a caller still reads its own decision in memory right after the reply.
+ * decision would cost more than the recording), in one transaction of their own, where memory
+ * numbers each version against what is stored (core/memory/memory.ts): in cluster mode two
+ * instances recording the same context value at once store two versions of one item. Readers of
+ * memory wait for the queue first (`Memory.written`), which records it at once, so a caller still
+ * reads its own decision in memory right after the reply.
  */
 const RECORD_WINDOW_MS = 25;
 /**
- * After a commit that failed (the cluster refused it during a failover, say), how long until the
- * versions it carried are offered again, doubling with each failure in a row up to the maximum.
- * They are staged already, so they are stored as they were, before anything recorded after them.
+ * After a commit that failed (the cluster refused it during a failover, say), how long until its
+ * decisions are recorded again, doubling with each failure in a row up to the maximum. They keep
+ * their place, before anything queued after them.
  */
 const RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
@@ -47,8 +48,6 @@ export class DecisionMemory {
   private queue: DecisionRecord[] = [];
   /** The recording under way, while there is one. */
   private recording: Promise<void> | null = null;
-  /** Versions staged by a recording whose commit failed, to be stored first by the next one. */
-  private unstored: MemoryItem[] = [];
   /** Starts the next recording after a failed one. */
   private retry: NodeJS.Timeout | null = null;
   /** Recordings that failed in a row. */
@@ -89,50 +88,51 @@ export class DecisionMemory {
   }
 
   private async recordQueued(): Promise<void> {
-    let staged: MemoryItem[] = [];
     try {
-      while (this.queue.length > 0 || this.unstored.length > 0) {
+      while (this.queue.length > 0) {
         const decisions = this.queue;
         this.queue = [];
-        staged = this.unstored;
-        this.unstored = [];
-        for (const decision of decisions) this.record(decision, staged);
-        await this.store.commit(() => {
-          for (const item of staged) this.memory.persist(item, null);
-        });
-        staged = [];
+        try {
+          await this.store.commit(() => {
+            // The newest decision per question this transaction recorded: the map learns them once it commits.
+            const questions = new Map<string, string>();
+            for (const decision of decisions) this.record(decision, questions);
+            this.store.afterCommit(() => {
+              for (const [key, id] of questions) this.latestByQuestion.set(key, id);
+            });
+          });
+        } catch (error) {
+          this.queue = decisions.concat(this.queue);
+          throw error;
+        }
         this.failures = 0;
       }
     } catch (error) {
-      // Until they are stored, staged versions are left out of query answers (core/memory/memory.ts).
-      this.unstored = staged;
       if (this.store.isOpen) {
         const retryInMs = Math.min(RETRY_MS * 2 ** this.failures++, MAX_RETRY_MS);
-        log.warn({ err: error, versions: staged.length, retryInMs }, 'recording decisions into memory failed; retrying');
+        log.warn({ err: error, decisions: this.queue.length, retryInMs }, 'recording decisions into memory failed; retrying');
         this.retry = setTimeout(() => this.startRecording(), retryInMs).unref();
       } else {
-        log.error({ err: error, versions: staged.length }, 'recording decisions into memory failed as the store closed');
+        log.error({ err: error, decisions: this.queue.length }, 'recording decisions into memory failed as the store closed');
       }
     } finally {
       this.recording = null;
     }
   }
 
-  /** Stages one stored state of a decision, adding what it staged to `staged`. */
-  private record(decision: DecisionRecord, staged: MemoryItem[]): void {
+  /** Stores one state of a decision into memory; call inside `store.commit`. */
+  private record(decision: DecisionRecord, questions: Map<string, string>): void {
     const { env } = decision;
     const by = decision.history.at(-1)?.keyId ?? decision.createdBy;
     const previousId = this.memory.idForKey(env, 'decisions', decision.id);
     const previous = previousId === undefined ? undefined : this.memory.current(env, previousId);
     // A transition keeps the edges (and the versions they name) the decision was created with.
-    const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by, staged);
+    const links: Array<{ to: string; relation: string; version?: number }> = previous ? [...previous.links] : this.creationLinks(decision, by, questions);
     for (const approval of decision.approvals) {
-      const to = this.ensure(env, by, 'keys', approval.keyId, `API key ${approval.keyId}`, { roles: approval.roles }, staged);
+      const to = this.ensure(env, by, 'keys', approval.keyId, `API key ${approval.keyId}`, { roles: approval.roles });
       if (!links.some((link) => link.relation === 'approved_by' && link.to === to)) links.push({ to, relation: 'approved_by' });
     }
-    const key = question(env, decision);
-
-    const item = this.memory.stage(env, by, {
+    const item = this.memory.write(env, by, {
       namespace: 'decisions',
       key: decision.id,
       text: typeof decision.context === 'string' ? `${decision.title}\n${decision.context}` : decision.title,
@@ -148,45 +148,43 @@ export class DecisionMemory {
       },
       links,
     }, null);
-    staged.push(item);
-    if (!previous) this.latestByQuestion.set(key, item.id);
+    if (!previous) questions.set(question(env, decision), item.id);
   }
 
   /** The edges of a new decision: its policy, inputs, context values, objectives and predecessor. */
-  private creationLinks(decision: DecisionRecord, by: string, staged: MemoryItem[]): Array<{ to: string; relation: string }> {
+  private creationLinks(decision: DecisionRecord, by: string, questions: Map<string, string>): Array<{ to: string; relation: string }> {
     const { env } = decision;
     const links: Array<{ to: string; relation: string }> = [];
     links.push({
-      to: this.ensure(env, by, 'policies', decision.policy, `Policy ${decision.policy}, module ${decision.moduleHash}`, { moduleHash: decision.moduleHash }, staged),
+      to: this.ensure(env, by, 'policies', decision.policy, `Policy ${decision.policy}, module ${decision.moduleHash}`, { moduleHash: decision.moduleHash }),
       relation: 'governed_by',
     });
     for (const label of decision.inputs) {
       const [namespace, key] = splitLabel(label);
-      links.push({ to: this.ensure(env, by, namespace, key, label, null, staged), relation: 'uses' });
+      links.push({ to: this.ensure(env, by, namespace, key, label, null), relation: 'uses' });
     }
     if (Array.isArray(decision.context)) {
       for (const entry of decision.context as ContextEntry[]) {
         const [namespace, key] = splitLabel(entry.source);
-        links.push({ to: this.ensure(env, by, namespace, key, `${entry.source} = ${entry.value}`, { value: entry.value }, staged), relation: 'uses' });
+        links.push({ to: this.ensure(env, by, namespace, key, `${entry.source} = ${entry.value}`, { value: entry.value }), relation: 'uses' });
       }
     }
-    for (const objective of decision.objectives) links.push({ to: this.objectives.ensure(env, by, objective, staged), relation: 'serves' });
-    const earlier = this.latestByQuestion.get(question(env, decision));
+    for (const objective of decision.objectives) links.push({ to: this.objectives.ensure(env, by, objective), relation: 'serves' });
+    const key = question(env, decision);
+    const earlier = questions.get(key) ?? this.latestByQuestion.get(key);
     if (earlier !== undefined) links.push({ to: earlier, relation: 'supersedes' });
     return links;
   }
 
   /**
-   * The id of `namespace/key`, staging it first (into `staged`) when it does not exist or (for
-   * values that can change, `attributes` not null) when its attributes differ from the latest version.
+   * The id of `namespace/key`, writing it first when it does not exist or (for values that can
+   * change, `attributes` not null) when its attributes differ from the latest version.
    */
-  private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null, staged: MemoryItem[]): string {
+  private ensure(env: Env, by: string, namespace: string, key: string, text: string, attributes: MemoryDraft['attributes'] | null): string {
     const id = this.memory.idForKey(env, namespace, key);
     const latest = id === undefined ? undefined : this.memory.current(env, id);
     if (id !== undefined && latest && !latest.tombstone && (attributes === null || JSON.stringify(latest.attributes) === JSON.stringify(attributes))) return id;
-    const item = this.memory.stage(env, by, { namespace, key, text, attributes: attributes ?? {} }, null);
-    staged.push(item);
-    return item.id;
+    return this.memory.write(env, by, { namespace, key, text, attributes: attributes ?? {} }, null).id;
   }
 }
 

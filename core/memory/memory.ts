@@ -3,23 +3,28 @@ import { ENVS, type Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
 import { log } from '../log.ts';
-import type { Store } from '../store.ts';
+import type { Store, TransactionValue } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
 import { ITEMS_DATABASE, MemoryItemStore, VECTORS_DATABASE, vectorOf, type StoredVector } from './item-store.ts';
 import { lexicalTokens, MemorySpace } from './space.ts';
+import { NOTHING_WRITTEN, withWrite, writtenAtKey, writtenOfItem, type PendingWrites } from './transaction-writes.ts';
 import { VectorBackfill } from './vector-backfill.ts';
 import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
 
 /**
  * Versioned memory: the API the routes, the decision recorder and the objectives build on.
  *
- * Writing is two steps so a request can answer with the new version before the transaction that
- * stores it runs: `stage` (synchronous: assigns id, version and revision, validates links, and
- * makes the item visible to queries) then `persist` inside `store.commit`. `record` does both,
- * for code already inside a transaction. Reads by id go to LMDB, so they only ever see committed
- * versions; queries rank from the in-process indexes and drop anything not yet committed.
+ * A version is numbered where it is stored: `write`, inside `store.commit`, gives it its item id
+ * (the one its namespace and key already have), its version and its revision against memory as
+ * committed plus what the transaction wrote before it. In cluster mode a transaction that lost
+ * the race for the commit stream is worked out again on the newer state (core/store.ts), so two
+ * instances writing one key at once store versions N+1 and N+2 of one item, and every instance
+ * numbers revisions alike, in the stream's order. A handler checks a write first (`check`), so
+ * what it refuses is refused before the transaction, and answers with the stored version. The
+ * query side (the spaces) takes on a version once its transaction has committed: reads and
+ * queries see committed memory only.
  */
 export interface MemoryQuery {
   query: string;
@@ -119,29 +124,36 @@ export class Memory {
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
   private readonly lateWriters: Array<() => Promise<void>> = [];
+  /** What the write transaction under way has written (outside one: nothing); never stored. */
+  private readonly pending: TransactionValue<PendingWrites>;
 
   /** `vectors` tunes when vector search turns approximate (tests force it on small memories). */
   constructor(
-    store: Store,
+    private readonly store: Store,
     readonly embedder: Embedder,
     options: { vectors?: VectorIndexOptions } = {},
   ) {
     this.items = new MemoryItemStore(store);
+    this.pending = store.transactionValue(
+      () => NOTHING_WRITTEN,
+      () => {},
+    );
     this.backfill = new VectorBackfill(store, this.items, embedder);
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
-    store.onReplicated((ops) => this.learn(ops));
+    store.onReplicated((ops, node) => this.learn(ops, node === store.nodeId ? 0 : REMOTE_VECTOR_GRACE_MS));
   }
 
   /**
-   * Cluster mode: adds the versions another instance wrote (applied to LMDB by the commit `ops`)
+   * Cluster mode: adds the versions a commit from the stream wrote (applied to LMDB by its `ops`)
    * to the query side, with their vectors, so every instance answers for every item. A version
    * written without a vector (a decision's) gets it from its writer's backfill, which arrives as
-   * a later commit; this instance embeds it only if that has not come after REMOTE_VECTOR_GRACE_MS
-   * (its writer stopped, say), instead of every instance embedding every item.
+   * a later commit; another instance embeds it only if that has not come after `graceMs`
+   * (REMOTE_VECTOR_GRACE_MS: its writer stopped, say), instead of every instance embedding every
+   * item. The writer's own commit may reach it through the stream first: it embeds at once.
    */
-  private learn(ops: readonly WriteOp[]): void {
+  private learn(ops: readonly WriteOp[], graceMs: number): void {
     for (const op of ops) {
       if (op.length !== 3) continue;
       if (op[0] === VECTORS_DATABASE) {
@@ -154,19 +166,30 @@ export class Memory {
       }
       if (op[0] !== ITEMS_DATABASE) continue;
       const item = decodeValue(op[2]) as MemoryItem;
-      const space = this.spaces[item.env];
-      if ((space.latestVersion(item.id) ?? 0) >= item.version) continue;
-      const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
-      const doc = space.add(item, vector);
-      if (!vector && !item.tombstone) this.backfill.enqueueUnlessArrived({ item, space, doc }, REMOTE_VECTOR_GRACE_MS);
+      this.addCommitted(item, item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null), graceMs);
     }
   }
 
   /**
+   * Adds a committed version to its space, once: this instance's own commit may have reached it
+   * through the commit stream first. A version without a vector is embedded in the background,
+   * after `graceMs` (another instance's, whose writer sends the vector in a later commit).
+   */
+  private addCommitted(item: MemoryItem, vector: Float32Array | null, graceMs = 0): void {
+    const space = this.spaces[item.env];
+    if ((space.latestVersion(item.id) ?? 0) >= item.version) return;
+    const doc = space.add(item, vector);
+    if (vector || item.tombstone) return;
+    if (graceMs > 0) this.backfill.enqueueUnlessArrived({ item, space, doc }, graceMs);
+    else this.backfill.enqueue({ item, space, doc });
+  }
+
+  /**
    * Reloads every version from LMDB, in revision order, with the vectors of the current model.
-   * In cluster mode revisions are each writer's own numbering, so two versions may share one, and
-   * an item's next version may carry a lower one than the version before it: each version is
-   * added only after its predecessor, ties broken by id, so every instance rebuilds alike.
+   * Cluster instances of earlier releases numbered revisions each on its own, so two stored
+   * versions may share one, and an item's next version may carry a lower one than the version
+   * before it: each version is added only after its predecessor, ties broken by id, so every
+   * instance rebuilds alike.
    */
   private rebuild(): MemoryStats {
     const started = performance.now();
@@ -225,22 +248,31 @@ export class Memory {
     }
   }
 
-  /** Assigns the next version of (namespace, key) and makes it visible to queries; `persist` stores it. */
-  stage(env: Env, createdBy: string, draft: MemoryDraft, vector: Float32Array | null, tombstone = false): MemoryItem {
+  /**
+   * Refuses (400) a draft `write` would refuse, against memory as committed: a handler checks
+   * before the transaction, where a refusal is the request's answer.
+   */
+  check(env: Env, draft: MemoryDraft): void {
+    this.validated(env, draft);
+  }
+
+  /**
+   * Stores the next version of (namespace, key), or a new item, and returns it; call inside
+   * `store.commit`. Its id, version, revision and links' versions are worked out here, against
+   * committed memory and the transaction's earlier writes (see the module comment).
+   */
+  write(env: Env, createdBy: string, draft: MemoryDraft, vector: Float32Array | null, tombstone = false): MemoryItem {
     const space = this.spaces[env];
-    if (!NAMESPACE_PATTERN.test(draft.namespace)) throw new GatehouseError('invalid_request', `namespace '${draft.namespace}' must match ${NAMESPACE_PATTERN.source}`);
-    if (draft.key !== undefined && !KEY_PATTERN.test(draft.key)) throw new GatehouseError('invalid_request', `key '${draft.key}' must match ${KEY_PATTERN.source}`);
-    const existing = draft.key === undefined ? undefined : space.idForKey(draft.namespace, draft.key);
-    const id = existing ?? sortableId('mem_');
-    const links = this.resolveLinks(space, id, draft.links ?? []);
-    const revision = space.revision + 1;
+    const { id, links } = this.validated(env, draft);
+    const pending = this.pending.get();
+    const previous = this.current(env, id);
     const item: MemoryItem = {
       id,
       env,
       namespace: draft.namespace,
       key: draft.key ?? id,
-      version: (space.latestVersion(id) ?? 0) + 1,
-      revision,
+      version: (previous?.version ?? 0) + 1,
+      revision: space.revision + pending.written[env] + 1,
       text: draft.text,
       attributes: draft.attributes ?? {},
       links,
@@ -249,36 +281,42 @@ export class Memory {
       createdAt: new Date(Math.max(Date.now(), space.lastTime)).toISOString(),
       createdBy,
     };
-    const doc = space.add(item, tombstone ? null : vector);
-    if (!vector && !tombstone) this.backfill.enqueue({ item, space, doc });
+    this.items.put(item);
+    if (vector && !tombstone) this.items.putVector(item, this.embedder.id, vector);
+    this.pending.set(withWrite(pending, item));
+    this.store.afterCommit(() => this.addCommitted(item, tombstone ? null : vector));
     return item;
   }
 
+  /** The draft's item id (its key's, or a new one) and its links resolved; 400 for a draft that cannot be written. */
+  private validated(env: Env, draft: MemoryDraft): { id: string; links: MemoryLink[] } {
+    if (!NAMESPACE_PATTERN.test(draft.namespace)) throw new GatehouseError('invalid_request', `namespace '${draft.namespace}' must match ${NAMESPACE_PATTERN.source}`);
+    if (draft.key !== undefined && !KEY_PATTERN.test(draft.key)) throw new GatehouseError('invalid_request', `key '${draft.key}' must match ${KEY_PATTERN.source}`);
+    const id = (draft.key === undefined ? undefined : this.idForKey(env, draft.namespace, draft.key)) ?? sortableId('mem_');
+    return { id, links: this.resolveLinks(env, id, draft.links ?? []) };
+  }
+
   /**
-   * The newest version of `id` as queries see it, staged or committed, from process memory: for
-   * writers deciding whether a new version is needed, where an LMDB read per item would cost more
-   * than the write it saves.
+   * The newest version of `id`, a tombstone included, as committed or as this transaction wrote
+   * it: for writers deciding whether a new version is needed, from process memory, where an LMDB
+   * read per item would cost more than the write it saves.
    */
-  current(env: Env, id: string) {
-    return this.spaces[env].latest(id);
+  current(env: Env, id: string): Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'> | undefined {
+    return writtenOfItem(this.pending.get(), env, id) ?? this.spaces[env].latest(id);
   }
 
-  /** Stores a staged version (and its vector); call inside `store.commit`. */
-  persist(item: MemoryItem, vector: Float32Array | null): void {
-    this.items.put(item);
-    if (vector && !item.tombstone) this.items.putVector(item, this.embedder.id, vector);
-  }
-
-  /** Stages a tombstone version of `id`: 404 if unknown, 409 if already deleted. */
-  stageDelete(env: Env, deletedBy: string, id: string): MemoryItem {
-    const space = this.spaces[env];
-    const doc = space.docAt(id, space.revision);
-    if (doc === undefined) throw new GatehouseError('not_found', `no memory item ${id}`);
-    const current = space.doc(doc);
+  /** Refuses (404) an item that does not exist and (409) one already deleted: before deleting, and again inside the transaction. */
+  assertDeletable(env: Env, id: string): void {
+    const current = this.current(env, id);
+    if (!current) throw new GatehouseError('not_found', `no memory item ${id}`);
     if (current.tombstone) throw new GatehouseError('conflict', `memory item ${id} is already deleted (version ${current.version})`);
-    const item = this.items.get(env, id, current.version) ?? this.items.latest(env, id);
-    if (!item) throw new GatehouseError('not_found', `no memory item ${id}`);
-    return this.stage(env, deletedBy, { namespace: item.namespace, key: item.key, text: '' }, null, true);
+  }
+
+  /** Stores a tombstone version of `id` and returns it; call inside `store.commit`, after `assertDeletable`. */
+  delete(env: Env, deletedBy: string, id: string): MemoryItem {
+    const current = this.current(env, id)!;
+    const item = this.items.get(env, id, current.version)!;
+    return this.write(env, deletedBy, { namespace: item.namespace, key: item.key, text: '' }, null, true);
   }
 
   /**
@@ -311,21 +349,22 @@ export class Memory {
     return versions;
   }
 
-  /** The id of the item at (namespace, key), if one was ever written. */
+  /** The id of the item at (namespace, key), if one was ever written (or is, by this transaction). */
   idForKey(env: Env, namespace: string, key: string): string | undefined {
-    return this.spaces[env].idForKey(namespace, key);
+    return writtenAtKey(this.pending.get(), env, namespace, key)?.id ?? this.spaces[env].idForKey(namespace, key);
   }
 
   /** The id of the item `ref` names — its id, or `namespace:key` — if it was ever written. */
   resolve(env: Env, ref: string): string | undefined {
-    return this.resolveIn(this.spaces[env], ref);
+    return this.currentOf(env, ref)?.id;
   }
 
-  private resolveIn(space: MemorySpace, ref: string): string | undefined {
+  /** The newest version of the item `ref` names (see `current`). */
+  private currentOf(env: Env, ref: string) {
     // Ids never hold a colon; labels always do.
     const separator = ref.indexOf(':');
-    const id = separator < 0 ? ref : space.idForKey(ref.slice(0, separator), ref.slice(separator + 1));
-    return id !== undefined && space.latestVersion(id) !== undefined ? id : undefined;
+    const id = separator < 0 ? ref : this.idForKey(env, ref.slice(0, separator), ref.slice(separator + 1));
+    return id === undefined ? undefined : this.current(env, id);
   }
 
   /** Items live now (or at `asOf`) linking to `id`, with the link; e.g. the decisions serving an objective. */
@@ -377,7 +416,6 @@ export class Memory {
     const page = found.slice(0, listing.limit);
     const items = page
       .map(({ doc }) => this.items.get(env, space.doc(doc).id, space.doc(doc).version))
-      // Staged by a request whose transaction has not committed (or failed): not there yet.
       .filter((item): item is MemoryItem => item !== undefined);
     const nextCursor = found.length > listing.limit ? encodeListCursor(page.at(-1)!.position) : null;
     return { revision, items, nextCursor };
@@ -426,7 +464,7 @@ export class Memory {
     for (const hit of ranked) {
       const doc = space.doc(hit.doc);
       const item = this.items.get(env, doc.id, doc.version);
-      if (!item) continue; // staged by a request whose transaction has not committed (or failed)
+      if (!item) continue;
       results.push({ item, score: hit.score, scores: hit.components, raw: hit.raw, lineage: this.lineage(space, item, revision, hit.via) });
     }
     return { revision, results };
@@ -449,16 +487,16 @@ export class Memory {
     return { versions, links: item.links, via };
   }
 
-  private resolveLinks(space: MemorySpace, self: string, links: NonNullable<MemoryDraft['links']>): MemoryLink[] {
+  private resolveLinks(env: Env, self: string, links: NonNullable<MemoryDraft['links']>): MemoryLink[] {
     const resolved: MemoryLink[] = [];
     const seen = new Set<string>();
     for (const { to, relation, version: pinned } of links) {
       if (!RELATION_PATTERN.test(relation)) throw new GatehouseError('invalid_request', `relation '${relation}' must match ${RELATION_PATTERN.source}`);
-      const id = this.resolveIn(space, to);
-      const latest = id === undefined ? undefined : space.latestVersion(id);
-      if (id === undefined || latest === undefined) throw new GatehouseError('invalid_request', `link target ${to} is not a memory item (use an id or namespace:key)`);
-      if (pinned !== undefined && (pinned < 1 || pinned > latest)) throw new GatehouseError('invalid_request', `link target ${to} has no version ${pinned}`);
-      const version = pinned ?? latest;
+      const target = this.currentOf(env, to);
+      if (!target) throw new GatehouseError('invalid_request', `link target ${to} is not a memory item (use an id or namespace:key)`);
+      const { id } = target;
+      if (pinned !== undefined && (pinned < 1 || pinned > target.version)) throw new GatehouseError('invalid_request', `link target ${to} has no version ${pinned}`);
+      const version = pinned ?? target.version;
       if (id === self) throw new GatehouseError('invalid_request', `an item cannot link to itself (${to})`);
       if (seen.has(`${relation}\0${id}`)) continue;
       seen.add(`${relation}\0${id}`);

@@ -60,9 +60,14 @@ export class Objectives {
     };
   }
 
-  /** Creates an objective, or a new version of the one with the same key; `memory.persist` stores it. */
-  stage(env: Env, by: string, objective: ObjectiveDraft, vector: Float32Array | null): MemoryItem {
-    return this.memory.stage(env, by, this.draft(objective), vector);
+  /** Refuses (400) an objective `write` would refuse: before the transaction. */
+  check(env: Env, objective: ObjectiveDraft): void {
+    this.memory.check(env, this.draft(objective));
+  }
+
+  /** Stores an objective, or a new version of the one with the same key; call inside `store.commit`. */
+  write(env: Env, by: string, objective: ObjectiveDraft, vector: Float32Array | null): MemoryItem {
+    return this.memory.write(env, by, this.draft(objective), vector);
   }
 
   /** The objective an id, key or title refers to. */
@@ -74,13 +79,9 @@ export class Objectives {
     return this.memory.idForKey(env, OBJECTIVES, ref) ?? this.memory.idForKey(env, OBJECTIVES, titleKey(ref));
   }
 
-  /** The objective `ref` names, or one staged from it as a title if there is none (added to `staged` for `memory.persist`). */
-  ensure(env: Env, by: string, ref: string, staged: MemoryItem[]): string {
-    const id = this.resolve(env, ref);
-    if (id !== undefined) return id;
-    const item = this.memory.stage(env, by, this.draft({ title: ref }), null);
-    staged.push(item);
-    return item.id;
+  /** The objective `ref` names, or one written from it as a title if there is none; call inside `store.commit`. */
+  ensure(env: Env, by: string, ref: string): string {
+    return this.resolve(env, ref) ?? this.memory.write(env, by, this.draft({ title: ref }), null).id;
   }
 
   list(env: Env): MemoryItem[] {
@@ -94,17 +95,29 @@ export class Objectives {
     return item;
   }
 
-  /**
-   * Links decision `decisionId` to the objective: a new version of the decision's item with a
-   * `serves` edge (its other edges keep the versions they name). Null when it already serves it.
-   */
-  stageLink(env: Env, by: string, objectiveId: string, decisionId: string): MemoryItem | null {
+  /** The current memory of decision `decisionId`, which `link` adds a version to; 404 for an unknown objective or decision. */
+  private linkable(env: Env, objectiveId: string, decisionId: string): MemoryItem {
     this.get(env, objectiveId);
     const itemId = this.memory.idForKey(env, 'decisions', decisionId);
     const decision = itemId === undefined ? undefined : this.memory.items.latest(env, itemId);
     if (!decision || decision.tombstone) throw new GatehouseError('not_found', `no decision ${decisionId} in memory`);
+    return decision;
+  }
+
+  /** Refuses (404) a link `link` could not make: before the transaction. */
+  checkLink(env: Env, objectiveId: string, decisionId: string): void {
+    this.linkable(env, objectiveId, decisionId);
+  }
+
+  /**
+   * Links decision `decisionId` to the objective: a new version of the decision's item with a
+   * `serves` edge (its other edges keep the versions they name), or null when it already serves
+   * it. Call inside `store.commit`, after `checkLink`.
+   */
+  link(env: Env, by: string, objectiveId: string, decisionId: string): MemoryItem | null {
+    const decision = this.linkable(env, objectiveId, decisionId);
     if (decision.links.some((link) => link.relation === 'serves' && link.to === objectiveId)) return null;
-    return this.memory.stage(
+    return this.memory.write(
       env,
       by,
       {

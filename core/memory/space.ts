@@ -9,7 +9,7 @@ import { VECTOR_INDEX_DEFAULTS, VectorIndex, type VectorIndexOptions } from './v
  * version is a document numbered by its revision (document d is revision d + 1), so "memory as
  * of revision R" is a filter, not a copy.
  *
- * It is rebuilt from LMDB at start (core/memory/memory.ts) and grows as items are written.
+ * It is rebuilt from LMDB at start (core/memory/memory.ts) and grows as versions commit.
  */
 export class MemorySpace {
   readonly lexical = new Bm25Index();
@@ -45,9 +45,8 @@ export class MemorySpace {
   }
 
   /**
-   * Adds `item` as the next revision (`revision + 1`, which is `item.revision` for the versions
-   * this instance stages). In cluster mode an instance also adds the versions other instances
-   * wrote, in the order it learns them, so its numbering is its own (docs/cluster.md).
+   * Adds `item` as the next revision (`revision + 1`, which is `item.revision`: versions are
+   * added as they commit, in the order their revisions were given, on every instance).
    */
   add(item: MemoryItem, vector: Float32Array | null): number {
     const doc = this.docs.length;
@@ -112,7 +111,7 @@ export class MemorySpace {
     return this.latest(id)?.version;
   }
 
-  /** The newest version of item `id` (a tombstone included), staged or committed. */
+  /** The newest version of item `id`, a tombstone included. */
   latest(id: string) {
     const last = this.byId.get(id)?.at(-1);
     return last === undefined ? undefined : this.docs[last]!;

@@ -12,6 +12,19 @@ export function json(status: number, value: unknown, headers: Record<string, str
   return { status, headers: Object.assign({ 'content-type': 'application/json' }, headers), body: JSON.stringify(value) };
 }
 
+/**
+ * A JSON reply whose value is worked out inside the request's transaction, by a write queued on
+ * `writes` (after the ones queued before it): for records numbered where they are stored, such
+ * as memory versions. What the transaction refuses replaces it; idempotency stores it filled.
+ */
+export function committedJson(status: number, writes: Array<() => void>, value: () => unknown): Reply {
+  const reply = json(status, null);
+  writes.push(() => {
+    reply.body = JSON.stringify(value());
+  });
+  return reply;
+}
+
 /** HTTP status lines uWebSockets.js expects in `writeStatus`. */
 const REASONS: Record<number, string> = {
   200: 'OK',

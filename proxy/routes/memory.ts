@@ -1,16 +1,16 @@
 import { GatehouseError } from '../../core/errors.ts';
 import { itemView, SYSTEM_NAMESPACES } from '../../core/memory/item.ts';
 import { LIST_LIMITS, type MemoryHit } from '../../core/memory/memory.ts';
-import { json } from '../http/reply.ts';
+import { committedJson, json } from '../http/reply.ts';
 import { GetMemoryQuery, ListMemoryQuery, MemoryAnswer, MemoryItem, MemoryPage, MemoryVersions, QueryMemoryBody, WriteMemoryBody } from '../memory-schemas.ts';
 import type { RequestContext } from '../context.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
 import { principal } from './principal.ts';
 
 /**
- * Memory: versioned items and hybrid retrieval (core/memory/memory.ts; docs/memory.md). Writes
- * are staged in the handler (so the reply names the new version) and committed with the audit
- * entry. Everything is confined to the caller's environment.
+ * Memory: versioned items and hybrid retrieval (core/memory/memory.ts; docs/memory.md). A write
+ * is checked in the handler and numbered in the transaction that stores it with the audit entry,
+ * whose stored version is the reply. Everything is confined to the caller's environment.
  */
 const REFUSALS = {
   400: problemResponse('A body or query that does not match the schema, or that the memory refuses (see `detail`).'),
@@ -56,10 +56,10 @@ const write: RouteDef = {
     const body = ctx.body as WriteMemoryBody;
     refuseSystemNamespace(body.namespace);
     const { memory } = ctx.services;
+    const { env, keyId } = principal(ctx);
+    memory.check(env, body);
     const vector = await memory.embedForWrite(body.text);
-    const item = memory.stage(principal(ctx).env, principal(ctx).keyId, body, vector);
-    ctx.writes.push(() => memory.persist(item, vector));
-    return json(201, itemView(item));
+    return committedJson(201, ctx.writes, () => itemView(memory.write(env, keyId, body, vector)));
   },
 };
 
@@ -123,9 +123,9 @@ const remove: RouteDef = {
     const id = itemId(ctx);
     const current = memory.items.latest(caller.env, id);
     if (current) refuseSystemNamespace(current.namespace);
-    const item = memory.stageDelete(caller.env, caller.keyId, id);
-    ctx.writes.push(() => memory.persist(item, null));
-    return json(200, itemView(item));
+    memory.assertDeletable(caller.env, id);
+    ctx.checks.push(() => memory.assertDeletable(caller.env, id));
+    return committedJson(200, ctx.writes, () => itemView(memory.delete(caller.env, caller.keyId, id)));
   },
 };
 

@@ -1,5 +1,5 @@
 import { itemView } from '../../core/memory/item.ts';
-import { json } from '../http/reply.ts';
+import { committedJson, json } from '../http/reply.ts';
 import { CreateObjectiveBody, LinkDecisionBody, MemoryItem, ObjectiveList, ObjectiveWithDecisions } from '../memory-schemas.ts';
 import { problemResponse, type RouteDef } from '../route.ts';
 import { principal } from './principal.ts';
@@ -30,10 +30,10 @@ const create: RouteDef = {
   async handle(ctx) {
     const body = ctx.body as CreateObjectiveBody;
     const { memory, objectives } = ctx.services;
+    const { env, keyId } = principal(ctx);
+    objectives.check(env, body);
     const vector = await memory.embedForWrite(body.description ? `${body.title}\n${body.description}` : body.title);
-    const item = objectives.stage(principal(ctx).env, principal(ctx).keyId, body, vector);
-    ctx.writes.push(() => memory.persist(item, vector));
-    return json(201, itemView(item));
+    return committedJson(201, ctx.writes, () => itemView(objectives.write(env, keyId, body, vector)));
   },
 };
 
@@ -81,16 +81,18 @@ const link: RouteDef = {
   body: LinkDecisionBody,
   responses: { 200: { description: 'The objective and its decisions.', schema: ObjectiveWithDecisions }, ...REFUSALS, 404: problemResponse('No such objective or decision.') },
   handle(ctx) {
-    const caller = principal(ctx);
-    const { memory, objectives } = ctx.services;
+    const { env, keyId } = principal(ctx);
+    const { objectives } = ctx.services;
     const id = ctx.params.id!;
     const { decisionId } = ctx.body as LinkDecisionBody;
-    const item = objectives.stageLink(caller.env, caller.keyId, id, decisionId);
-    if (item) ctx.writes.push(() => memory.persist(item, null));
-    // Reads see committed memory only, so the version staged here is added by hand.
-    const decisions = objectives.decisions(caller.env, id);
-    if (item) decisions.push({ decisionId, title: String(item.attributes.title ?? ''), status: String(item.attributes.status ?? ''), version: item.version });
-    return json(200, { objective: itemView(objectives.get(caller.env, id)), decisions: decisions.sort((a, b) => (a.decisionId < b.decisionId ? -1 : 1)) });
+    objectives.checkLink(env, id, decisionId);
+    return committedJson(200, ctx.writes, () => {
+      const item = objectives.link(env, keyId, id, decisionId);
+      // Reads see committed memory only, so the version written here is added by hand.
+      const decisions = objectives.decisions(env, id);
+      if (item) decisions.push({ decisionId, title: String(item.attributes.title ?? ''), status: String(item.attributes.status ?? ''), version: item.version });
+      return { objective: itemView(objectives.get(env, id)), decisions: decisions.sort((a, b) => (a.decisionId < b.decisionId ? -1 : 1)) };
+    });
   },
 };
 
