@@ -441,6 +441,18 @@ t.test('one key written on both instances at once is one item, its versions numb
   const read = await Promise.all([a, b].map((server) => call(server.url, 'GET', `/v1/memory/notes:shared?asOf=${asOf}`, { key: writer.key })));
   t.same(read[1]!.json, read[0]!.json, 'asOf a revision answers alike on both');
   t.equal(read[0]!.json.version, 6);
+
+  // A question decided on A and then again on B: B's decision supersedes A's in memory.
+  const question = { title: 'Rotate the signing keys', policy: 'decision-gate-v1', context: 'quarterly' };
+  const first = (await create(a, creator.key, question)).json.id;
+  await a.server.services.memory.written();
+  for (let i = 0; i < 500 && b.server.services.store.applied < a.server.services.store.applied; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  const again = (await create(b, creator.key, question)).json.id;
+  await b.server.services.memory.written();
+  const decisionItem = async (server: TestServer, id: string) => (await call(server.url, 'GET', `/v1/memory/decisions:${id}`, { key: writer.key })).json;
+  const firstItem = await decisionItem(a, first);
+  const links = (await decisionItem(b, again)).links as Array<{ relation: string; to: string }>;
+  t.same(links.filter((link) => link.relation === 'supersedes').map((link) => link.to), [firstItem.id], "B's decision supersedes the one A recorded");
 });
 
 t.test("a decision's vector is embedded by the instance that wrote it; another takes it from the cluster", async (t) => {

@@ -41,7 +41,7 @@ const RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 
 export class DecisionMemory {
-  /** `env\0policy\0title` → the memory item of the newest decision with that title; rebuilt on start. */
+  /** `env\0policy\0title` → the memory item of the newest decision with that title, as committed; rebuilt on start. */
   private readonly latestByQuestion = new Map<string, string>();
 
   /** Stored states of decisions whose memory is not yet recorded, oldest first. */
@@ -64,6 +64,10 @@ export class DecisionMemory {
     for (const env of ['sandbox', 'production'] as const) {
       for (const item of memory.list(env, 'decisions')) this.latestByQuestion.set(question(env, item.attributes), item.id);
     }
+    // Every instance's decisions, as they commit: a question decided again on another instance supersedes them too.
+    memory.onCommitted((item) => {
+      if (item.namespace === 'decisions' && item.version === 1) this.latestByQuestion.set(question(item.env, item.attributes), item.id);
+    });
     workflow.use({ written: (record) => store.afterCommit(() => this.enqueue(record)) });
     memory.addLateWriter(() => this.recorded());
   }
@@ -94,12 +98,9 @@ export class DecisionMemory {
         this.queue = [];
         try {
           await this.store.commit(() => {
-            // The newest decision per question this transaction recorded: the map learns them once it commits.
+            // The newest decision per question this transaction recorded: the map learns them once they commit.
             const questions = new Map<string, string>();
             for (const decision of decisions) this.record(decision, questions);
-            this.store.afterCommit(() => {
-              for (const [key, id] of questions) this.latestByQuestion.set(key, id);
-            });
           });
         } catch (error) {
           this.queue = decisions.concat(this.queue);

@@ -124,6 +124,7 @@ export class Memory {
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
   private readonly lateWriters: Array<() => Promise<void>> = [];
+  private readonly committedListeners: Array<(item: MemoryItem) => void> = [];
   /** What the write transaction under way has written (outside one: nothing); never stored. */
   private readonly pending: TransactionValue<PendingWrites>;
 
@@ -179,6 +180,7 @@ export class Memory {
     const space = this.spaces[item.env];
     if ((space.latestVersion(item.id) ?? 0) >= item.version) return;
     const doc = space.add(item, vector);
+    for (const listener of this.committedListeners) listener(item);
     if (vector || item.tombstone) return;
     if (graceMs > 0) this.backfill.enqueueUnlessArrived({ item, space, doc }, graceMs);
     else this.backfill.enqueue({ item, space, doc });
@@ -516,6 +518,14 @@ export class Memory {
     const time = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
     if (Number.isNaN(time)) throw new GatehouseError('invalid_request', `asOf must be an ISO 8601 time (e.g. 2026-01-31T12:00:00Z) or a revision number, got '${text}'`);
     return space.revisionAt(time);
+  }
+
+  /**
+   * Calls `listener` with each version as the spaces take it on: in commit order, this
+   * instance's and (in cluster mode) every other's.
+   */
+  onCommitted(listener: (item: MemoryItem) => void): void {
+    this.committedListeners.push(listener);
   }
 
   /**
