@@ -239,6 +239,8 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'time.clock': [[1577840523000000000]],
   'time.weekday': [[1577836800000000000], [[1577836800000000000, 'Asia/Tokyo']]],
   'time.diff': [[1577836800000000000, 1614834367000000000]],
+  'time.parse_ns': [['RFC822Z', '02 Jun 17 19:00 -0700'], ['2006-01-02', '2021-02-30']],
+  'time.format': [[1577836800000000000], [[1577836800000000000, 'Asia/Kolkata', 'RFC1123Z']]],
   'crypto.md5': [['grüße'], ['']],
   'crypto.sha1': [['grüße'], ['']],
   'crypto.sha256': [['grüße'], ['']],

@@ -99,6 +99,7 @@ const MINE = [
   'base64.decode', 'regex.match', 'regex.is_valid', 'regex.find_n', 'regex.find_all_string_submatch_n',
   'regex.replace', 'regex.split', 'lower', 'upper', 'net.cidr_contains', 'glob.match', 'time.parse_rfc3339_ns',
   'time.parse_duration_ns', 'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
+  'time.format', 'time.parse_ns',
 ];
 
 t.test('each of these builtins is native and exported with its arity', async (t) => {
@@ -640,6 +641,55 @@ t.test('time.diff borrows as OPA does', async (t) => {
   t.same(result('time.diff', json(1580428800000000000), json(1583020800000000000)), [0, 1, 1, 0, 0, 0], "the earlier month's days");
   t.same(result('time.diff', json(0), json(0)), [0, 0, 0, 0, 0, 0]);
   t.equal(call('time.diff', json(0), json('x')), undefined);
+});
+
+t.test('time.format writes every element of a Go layout', async (t) => {
+  const format = (ns: string, layout: string) => result('time.format', `[${ns}, "UTC", ${json(layout)}]`);
+  const t0 = '1257894000000000000'; // Tuesday 2009-11-10 23:00:00 UTC, day 314 of the year
+  t.equal(result('time.format', t0), '2009-11-10T23:00:00Z', 'RFC3339Nano by default');
+  t.equal(result('time.format', `[${t0}, "", ""]`), '2009-11-10T23:00:00Z', 'an empty layout is the default');
+  t.equal(format(t0, 'Kitchen'), 'Kitchen', 'a name OPA does not list is a layout like any other');
+  t.equal(format(t0, 'RFC850'), 'Tuesday, 10-Nov-09 23:00:00 UTC');
+  t.equal(format(t0, 'ANSIC'), 'Tue Nov 10 23:00:00 2009');
+  t.equal(format(t0, '3:04PM 03 pm'), '11:00PM 11 pm', '12-hour clock');
+  t.equal(format(t0, 'Jan January Mon Monday'), 'Nov November Tue Tuesday');
+  t.equal(format(t0, 'Janu Mond'), 'Janu Mond', 'a name followed by a lower-case letter is text');
+  t.equal(format(t0, '_2 __2 002 1 2 06 _2006'), '10 314 314 11 10 09 _2009');
+  t.equal(format(t0, 'Z07 Z07:00 -07:00:00 -0700 MST'), 'Z Z +00:00:00 +0000 UTC');
+  t.equal(format(t0, '.000 ,999'), '.000 ', 'zeros kept, or trimmed away with the separator');
+  const t1 = '1257894000123456789';
+  t.equal(format(t1, '05.000 05,999999 .999999999999'), '00.123 00,123456 .123456789');
+  t.equal(result('time.format', '1257894000120000000'), '2009-11-10T23:00:00.12Z', 'RFC3339Nano trims trailing zeros');
+  t.equal(format('-1', '2006-01-02 15:04:05.000000000'), '1969-12-31 23:59:59.999999999', 'before the epoch');
+  t.equal(format(t0, '15:04:05 PM'), '23:00:00 PM');
+  t.equal(format('1257811200000000000', '3PM'), '12AM', 'midnight');
+  t.equal(call('time.format', `[${t0}, "UTC", 1]`), undefined, 'a layout is a string');
+  t.equal(call('time.format', `[${t0}, "Europe/Paris", "MST"]`), undefined, 'a named zone the host did not answer for');
+  t.equal(call('time.format', '1e19'), undefined, 'beyond int64');
+});
+
+t.test('time.parse_ns reads a value by a Go layout as Go time.Parse does', async (t) => {
+  const parse = (layout: string, value: string) => integer('time.parse_ns', json(layout), json(value));
+  t.equal(parse('2006-01-02', '2024-02-03'), 1706918400000000000n);
+  t.equal(parse('Jan _2 2006', 'feb  3 2024'), 1706918400000000000n, 'names in any case, _2 after a space');
+  t.equal(parse('Monday 2006-01-02', 'FRIDAY 2024-01-01'), 1704067200000000000n, 'the weekday is read and not checked');
+  t.equal(parse('2006-01-02 3:04PM', '2024-01-01 12:30AM'), 1704069000000000000n, '12 AM is midnight');
+  t.equal(parse('2006-01-02 3:04PM', '2024-01-01 12:30PM'), 1704112200000000000n, '12 PM is noon');
+  t.equal(parse('2006-01-02 15:04:05', '2024-02-03 10:00:00.123'), 1706954400123000000n, 'a fraction the layout does not ask for');
+  t.equal(parse('2006-01-02 15:04:05.999', '2024-02-03 10:00:00'), 1706954400000000000n, '.999 is optional');
+  t.equal(parse('2006-01-02 15:04:05.000', '2024-02-03 10:00:00.12'), undefined, '.000 wants every digit');
+  t.equal(parse('2006 002', '2024 060'), 1709164800000000000n, 'day 60 of a leap year');
+  t.equal(parse('2006 002', '2023 060'), 1677628800000000000n);
+  t.equal(parse('2006-01-02 MST', '2024-01-01 PST'), 1704067200000000000n, 'an abbreviation leaves the clock as read');
+  t.equal(parse('2006-01-02 -0700', '2024-01-01 +0100'), 1704063600000000000n);
+  t.equal(parse('2006-01-02 Z07:00', '2024-01-01 Z'), 1704067200000000000n);
+  t.equal(parse('2006 1 2', '2024   1 2'), 1704153600000000000n, 'a space matches a run of spaces');
+  t.equal(parse('RFC3339', '2017-06-02T19:00:00-07:00'), 1496455200000000000n);
+  t.equal(parse('2006-01-02', '2021-02-30'), undefined, 'no February 30');
+  t.equal(parse('2006-01-02', '2024-01-01 '), undefined, 'extra text');
+  t.equal(parse('15:04:05', '10:00:00'), undefined, 'year 0 is beyond int64');
+  t.equal(parse('2006-01-02 15:04', '2024-01-01 24:00'), undefined, 'hour out of range');
+  t.equal(integer('time.parse_ns', json(1), json('2')), undefined, 'operands are strings');
 });
 
 t.test('walk: every [path, value] pair, the document first, children in order', async (t) => {

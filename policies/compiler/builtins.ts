@@ -202,6 +202,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'glob.match': native(3),
   'time.parse_rfc3339_ns': native(1),
   'time.parse_duration_ns': native(1),
+  'time.parse_ns': native(2),
+  'time.format': native(1, { asksHostForZones: true }),
   'time.add_date': native(4, { asksHostForZones: true }),
   'time.date': native(1, { asksHostForZones: true }),
   'time.clock': native(1, { asksHostForZones: true }),

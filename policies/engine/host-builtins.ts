@@ -154,7 +154,8 @@ const byOpaName: Record<string, HostBuiltin> = {
 const forOpaBuiltModules: Record<string, HostBuiltin> = Object.fromEntries(
   [
     'regex.find_n', 'regex.replace',
-    'time.parse_rfc3339_ns', 'time.parse_duration_ns', 'time.add_date', 'time.date', 'time.clock', 'time.weekday', 'time.diff',
+    'time.parse_rfc3339_ns', 'time.parse_duration_ns', 'time.parse_ns', 'time.format', 'time.add_date', 'time.date', 'time.clock',
+    'time.weekday', 'time.diff',
     'crypto.md5', 'crypto.sha1', 'crypto.sha256', 'crypto.hmac.md5', 'crypto.hmac.sha1', 'crypto.hmac.sha256', 'crypto.hmac.sha512', 'crypto.hmac.equal',
     'io.jwt.decode', 'io.jwt.verify_hs256', 'io.jwt.verify_hs384', 'io.jwt.verify_hs512',
     'semver.is_valid', 'semver.compare', 'units.parse_bytes', 'units.parse', 'uuid.parse',

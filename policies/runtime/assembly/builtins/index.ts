@@ -29,3 +29,5 @@ export * from "./cidr";
 export * from "./glob";
 export * from "./time-parse";
 export * from "./time";
+export * from "./time-format";
+export * from "./time-parse-layout";

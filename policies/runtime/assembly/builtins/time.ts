@@ -1,6 +1,6 @@
 // time.date, time.clock, time.weekday, time.diff and time.add_date, on OPA's time operands: a
 // number of nanoseconds, or an array [ns, zone] (a third element, time.format's layout, must be a
-// string and is not used). Times in UTC (no zone, "UTC" or "") are computed here. The module
+// string; time-format.ts reads it). Times in UTC (no zone, "UTC" or "") are computed here. The module
 // carries no time zone database, so for any other zone (an IANA name, "Local") it asks the host
 // for the zone's UTC offset at the instant (gen_zone_offset); a zone the host does not know makes
 // the call undefined, as OPA's `time.LoadLocation` error does.
@@ -14,6 +14,7 @@ import {
   daysInMonth, fitsI64, floorDiv, floorMod, unixNano,
 } from "./calendar";
 import { output } from "./text-buffer";
+import { DAY_NAMES } from "./go-time-layout";
 
 /** No answer: what `offsetAt` gives for a zone the host does not know, `dateStep` for a bad operand. */
 // @ts-ignore: decorator
@@ -22,8 +23,8 @@ import { output } from "./text-buffer";
 const UTC_NAME = memory.data<u8>([0x55, 0x54, 0x43]);
 
 /** The time `readTime` read last: nanoseconds since the epoch, and its zone (UNDEFINED for UTC). */
-let timeNs: i64 = 0;
-let timeZone: Value = UNDEFINED;
+export let timeNs: i64 = 0;
+export let timeZone: Value = UNDEFINED;
 
 /** Reads a time operand into timeNs and timeZone; false if it is not one, as OPA's `tzTime` refuses. */
 function readTime(x: Value): bool {
@@ -52,15 +53,17 @@ function offsetAt(zone: Value, unixSeconds: i64): i64 {
   return isNumber(answer) && numberIsI64(answer) ? numberToI64(answer) : NONE;
 }
 
-/** The wall clock `readWallClock` read last: days since 1970-01-01 and the second of that day. */
-let localDay: i64 = 0;
-let secondOfDay: i32 = 0;
+/** The wall clock `readWallClock` read last: days since 1970-01-01, the second of that day, and the zone's UTC offset in seconds. */
+export let localDay: i64 = 0;
+export let secondOfDay: i32 = 0;
+export let localOffset: i64 = 0;
 
 /** Reads the wall clock of `ns` in `zone` into localDay and secondOfDay; false for an unknown zone. */
 function readWallClock(ns: i64, zone: Value): bool {
   const unixSeconds = floorDiv(ns, NS_PER_SECOND);
   const offset = offsetAt(zone, unixSeconds);
   if (offset == NONE) return false;
+  localOffset = offset;
   const local = unixSeconds + offset;
   localDay = floorDiv(local, SECONDS_PER_DAY);
   secondOfDay = <i32>floorMod(local, SECONDS_PER_DAY);
@@ -68,7 +71,7 @@ function readWallClock(ns: i64, zone: Value): bool {
 }
 
 /** The wall clock of a time operand, in its own zone; false if it is not a time or its zone is unknown. */
-function readOperand(x: Value): bool {
+export function readOperand(x: Value): bool {
   return readTime(x) && readWallClock(timeNs, timeZone);
 }
 
@@ -93,20 +96,16 @@ export function bi_time_clock(x: Value): Value {
   return triple(secondOfDay / 3600, secondOfDay % 3600 / 60, secondOfDay % 60);
 }
 
+/** The day of the week (0 for Sunday) of a day counted from 1970-01-01, a Thursday. */
+export function weekdayOf(day: i64): i32 {
+  return <i32>floorMod(day + 4, 7);
+}
+
 /** `time.weekday(x)`: the day's English name, as Go's `Weekday.String` writes it. */
 export function bi_time_weekday(x: Value): Value {
   if (!readOperand(x)) return UNDEFINED;
   output.begin();
-  // 1970-01-01 was a Thursday.
-  switch (<i32>floorMod(localDay + 4, 7)) {
-    case 0: output.ascii("Sunday"); break;
-    case 1: output.ascii("Monday"); break;
-    case 2: output.ascii("Tuesday"); break;
-    case 3: output.ascii("Wednesday"); break;
-    case 4: output.ascii("Thursday"); break;
-    case 5: output.ascii("Friday"); break;
-    default: output.ascii("Saturday");
-  }
+  output.ascii(DAY_NAMES[weekdayOf(localDay)]);
   return output.toStringCopy();
 }
 
