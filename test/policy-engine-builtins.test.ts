@@ -117,6 +117,8 @@ times := [
 	time.clock(1577840523000000000),
 	time.weekday(1577836800000000000),
 	time.diff(1577836800000000000, 1614834367000000000),
+	time.format([1257894000000000000, "UTC", "RFC1123"]),
+	time.parse_ns("2006-01-02", "2021-01-01") == 1609459200000000000,
 ]
 
 in_new_york := time.date([1577836800000000000, "America/New_York"])
@@ -128,7 +130,7 @@ t.test('a module using the builtins Gatehouse runs natively answers under a plai
   t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/cases').value, ['àb i', 'STRAßE Ǆ', true, false, true, true, false], 'as the engine answers');
 
   // Nanoseconds beyond 2^53 are compared inside the policy, where they are exact.
-  const times = [1, 5400000000000, true, [2020, 1, 1], [1, 2, 3], 'Wednesday', [1, 2, 3, 5, 6, 7]];
+  const times = [1, 5400000000000, true, [2020, 1, 1], [1, 2, 3], 'Wednesday', [1, 2, 3, 5, 6, 7], 'Tue, 10 Nov 2009 23:00:00 UTC', true];
   t.same(plain.evaluate({}, 'gatehouse/standalone/v1/times'), [{ result: times }], 'the time builtins, in UTC');
   t.same(engine.evaluate('standalone-v1', {}, 'gatehouse/standalone/v1/times').value, times, 'as the engine answers');
   t.throws(() => plain.evaluate({}, 'gatehouse/standalone/v1/in_new_york'), /not implemented.*gatehouse\.time\.zone_offset/, 'a named zone needs the host, and says so');
