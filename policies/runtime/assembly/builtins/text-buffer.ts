@@ -49,18 +49,21 @@ export class TextBuffer extends ByteBuffer {
     this.len += encodeRune(at, r);
   }
 
-  decimal(v: i64): void {
+  /** v in decimal, zero-padded to `width` digits after any sign. */
+  decimal(v: i64, width: i32 = 0): void {
     if (v < 0) {
       this.byte(0x2d);
-      this.unsignedDecimal(<u64>0 - <u64>v);
+      this.unsignedDecimal(<u64>0 - <u64>v, width);
     } else {
-      this.unsignedDecimal(<u64>v);
+      this.unsignedDecimal(<u64>v, width);
     }
   }
 
-  unsignedDecimal(v: u64): void {
+  /** v in decimal, zero-padded to `width` digits. */
+  unsignedDecimal(v: u64, width: i32 = 0): void {
     let digits = 1;
     for (let t = v; t >= 10; t /= 10) digits++;
+    this.repeat(0x30, width - digits);
     const at = this.reserve(digits);
     for (let i = digits - 1; i >= 0; i--) {
       store<u8>(at + <usize>i, <u8>(0x30 + <i32>(v % 10)));

@@ -12,16 +12,6 @@ import {
 import { output } from "./text-buffer";
 import { localDay, localOffset, readOperand, secondOfDay, timeNs, timeZone, weekdayOf } from "./time";
 
-/** x in decimal, zero-padded to `width` digits after any sign, as Go's `appendInt`. */
-function padded(x: i64, width: i32): void {
-  if (x < 0) output.byte(0x2d);
-  const magnitude = x < 0 ? <u64>0 - <u64>x : <u64>x;
-  let digits = 1;
-  for (let t = magnitude; t >= 10; t /= 10) digits++;
-  output.repeat(0x30, width - digits);
-  output.unsignedDecimal(magnitude);
-}
-
 /** A day or month name, or (short) its first three letters. */
 function name(s: string, short: bool): void {
   const n = short ? 3 : s.length;
@@ -42,12 +32,12 @@ function zoneOffset(offset: i64): void {
     seconds = -seconds;
   }
   output.byte(offset / 60 < 0 ? 0x2d : 0x2b);
-  padded(minutes / 60, 2);
+  output.decimal(minutes / 60, 2);
   if (zoneColon) output.byte(0x3a);
-  if (zoneFields > 1) padded(minutes % 60, 2);
+  if (zoneFields > 1) output.decimal(minutes % 60, 2);
   if (zoneFields > 2) {
     if (zoneColon) output.byte(0x3a);
-    padded(seconds % 60, 2);
+    output.decimal(seconds % 60, 2);
   }
 }
 
@@ -56,7 +46,7 @@ function fraction(nanos: i64, trim: bool): void {
   if (trim && nanos == 0) return;
   const start = output.len;
   output.byte(fractionSeparator);
-  padded(nanos, 9);
+  output.decimal(nanos, 9);
   if (fractionDigits < 9) output.truncate(output.len - 9 + fractionDigits);
   if (!trim) return;
   while (output.len > start && load<u8>(output.data + <usize>(output.len - 1)) == 0x30) output.truncate(output.len - 1);
@@ -71,19 +61,19 @@ function hour12(): i64 {
 /** Writes one element of the layout; false for `MST` outside UTC. */
 function writeElement(kind: Std): bool {
   switch (kind) {
-    case Std.Year: padded((fields.year < 0 ? -fields.year : fields.year) % 100, 2); break;
-    case Std.LongYear: padded(fields.year, 4); break;
+    case Std.Year: output.decimal((fields.year < 0 ? -fields.year : fields.year) % 100, 2); break;
+    case Std.LongYear: output.decimal(fields.year, 4); break;
     case Std.Month: case Std.LongMonth: name(MONTH_NAMES[<i32>fields.month - 1], kind == Std.Month); break;
-    case Std.NumMonth: case Std.ZeroMonth: padded(fields.month, kind == Std.ZeroMonth ? 2 : 0); break;
+    case Std.NumMonth: case Std.ZeroMonth: output.decimal(fields.month, kind == Std.ZeroMonth ? 2 : 0); break;
     case Std.WeekDay: case Std.LongWeekDay: name(DAY_NAMES[<i32>fields.weekday], kind == Std.WeekDay); break;
-    case Std.UnderDay: output.repeat(0x20, fields.day < 10 ? 1 : 0); padded(fields.day, 0); break;
-    case Std.Day: case Std.ZeroDay: padded(fields.day, kind == Std.ZeroDay ? 2 : 0); break;
-    case Std.UnderYearDay: output.repeat(0x20, fields.yearDay < 10 ? 2 : fields.yearDay < 100 ? 1 : 0); padded(fields.yearDay, 0); break;
-    case Std.ZeroYearDay: padded(fields.yearDay, 3); break;
-    case Std.Hour: padded(fields.hour, 2); break;
-    case Std.Hour12: case Std.ZeroHour12: padded(hour12(), kind == Std.ZeroHour12 ? 2 : 0); break;
-    case Std.Minute: case Std.ZeroMinute: padded(fields.minute, kind == Std.ZeroMinute ? 2 : 0); break;
-    case Std.Second: case Std.ZeroSecond: padded(fields.second, kind == Std.ZeroSecond ? 2 : 0); break;
+    case Std.UnderDay: output.repeat(0x20, fields.day < 10 ? 1 : 0); output.decimal(fields.day); break;
+    case Std.Day: case Std.ZeroDay: output.decimal(fields.day, kind == Std.ZeroDay ? 2 : 0); break;
+    case Std.UnderYearDay: output.repeat(0x20, fields.yearDay < 10 ? 2 : fields.yearDay < 100 ? 1 : 0); output.decimal(fields.yearDay); break;
+    case Std.ZeroYearDay: output.decimal(fields.yearDay, 3); break;
+    case Std.Hour: output.decimal(fields.hour, 2); break;
+    case Std.Hour12: case Std.ZeroHour12: output.decimal(hour12(), kind == Std.ZeroHour12 ? 2 : 0); break;
+    case Std.Minute: case Std.ZeroMinute: output.decimal(fields.minute, kind == Std.ZeroMinute ? 2 : 0); break;
+    case Std.Second: case Std.ZeroSecond: output.decimal(fields.second, kind == Std.ZeroSecond ? 2 : 0); break;
     case Std.PM: output.ascii(fields.hour >= 12 ? "PM" : "AM"); break;
     case Std.LowerPM: output.ascii(fields.hour >= 12 ? "pm" : "am"); break;
     case Std.ZoneName:
@@ -102,7 +92,7 @@ function readFields(): void {
   fields.year = civilYear;
   fields.month = civilMonth;
   fields.day = civilDay;
-  fields.yearDay = <i32>(localDay - daysFromCivil(civilYear, 1, 1)) + 1;
+  fields.yearDay = localDay - daysFromCivil(civilYear, 1, 1) + 1;
   fields.weekday = weekdayOf(localDay);
   fields.hour = secondOfDay / 3600;
   fields.minute = secondOfDay % 3600 / 60;
