@@ -102,6 +102,15 @@ t.test('time.parse_rfc3339_ns parses like Go time.RFC3339 (for modules built by 
   t.equal(new TextDecoder().decode(call('time.parse_rfc3339_ns', '1969-12-31T23:59:59Z') as ArrayBuffer), '-1000000000', 'JSON text');
 });
 
+t.test('time.format in a named zone: the offset as Go writes it; MST is undefined, the host knowing no abbreviations', async (t) => {
+  const ns = 1257894000000000000; // 2009-11-10 23:00:00 UTC
+  t.equal(jsonCall('time.format', [ns, 'Europe/Paris', '2006-01-02 15:04 -07:00']), '2009-11-11 00:00 +01:00');
+  t.equal(jsonCall('time.format', [ns, 'America/New_York', 'Z0700 3PM']), '-0500 6PM');
+  t.equal(jsonCall('time.format', [ns, 'Asia/Kolkata']), '2009-11-11T04:30:00+05:30');
+  t.equal(jsonCall('time.format', [ns, 'Europe/Paris', 'MST']), undefined);
+  t.equal(jsonCall('time.format', [ns, 'UTC', 'MST']), 'UTC');
+});
+
 t.test('net.cidr_merge merges like OPA: adjacent and contained networks, classful addresses', async (t) => {
   const merge = (...addrs: unknown[]) => call('net.cidr_merge', addrs);
   t.same(merge('192.0.128.0/24', '192.0.129.0/24'), ['192.0.128.0/23']);
