@@ -257,6 +257,8 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'units.parse': [['250m'], ['1.5Gi'], ['3M']],
   'uuid.parse': [['c2fc67c2-47f2-11ee-b67a-9f3619c7493f'], ['{00000000-0000-4000-8000-000000000000}'], ['nope']],
   'regex.find_n': [['[0-9]+', 'a1b22c333', 2], ['a*', 'baaab', -1], ['(', 'x', 1]],
+  'hex.encode': [['grüße'], ['']],
+  'hex.decode': [['67C3BC'], ['abc'], ['zz']],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

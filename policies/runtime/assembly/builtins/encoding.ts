@@ -1,8 +1,9 @@
-// json.marshal, json.unmarshal, json.is_valid, base64.encode, base64.decode, base64url.encode,
-// base64url.encode_no_pad, base64url.decode.
+// json.marshal, json.unmarshal, json.is_valid, base64.encode, base64.decode, base64.is_valid,
+// base64url.encode, base64url.encode_no_pad, base64url.decode, hex.encode, hex.decode.
 
 import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON, booleanValue } from "../value";
 import { decodeBase64, encodeBase64 } from "./base64";
+import { hexDigitValue } from "./uuid";
 import { appendGoJSON } from "./go-json";
 import { output, scratch } from "./text-buffer";
 
@@ -40,6 +41,13 @@ export function bi_base64_decode(s: Value): Value {
   return output.toStringCopy();
 }
 
+/** Whether the operand is a string `base64.decode` accepts; false for any other operand. */
+export function bi_base64_is_valid(s: Value): Value {
+  if (!isString(s)) return booleanValue(false);
+  output.begin();
+  return booleanValue(decodeBase64(output, stringData(s), stringLength(s)));
+}
+
 export function bi_base64url_encode(s: Value): Value {
   if (!isString(s)) return UNDEFINED;
   output.begin();
@@ -73,5 +81,32 @@ export function base64UrlDecoded(data: usize, len: i32): Value {
   if (!padded && rest != 0) scratch.repeat(0x3d, 4 - rest);
   output.begin();
   if (!decodeBase64(output, scratch.data, scratch.len, true)) return UNDEFINED;
+  return output.toStringCopy();
+}
+
+/** The string's bytes in lower-case hexadecimal. */
+export function bi_hex_encode(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  output.begin();
+  output.hex(stringData(s), stringLength(s));
+  return output.toStringCopy();
+}
+
+/**
+ * The bytes hexadecimal text of either case stands for, as a string (which need not be valid
+ * UTF-8); undefined for an odd length or a byte that is not a digit, as Go's hex.DecodeString.
+ */
+export function bi_hex_decode(s: Value): Value {
+  if (!isString(s)) return UNDEFINED;
+  const p = stringData(s);
+  const len = stringLength(s);
+  if (len & 1) return UNDEFINED;
+  output.begin();
+  for (let i = 0; i < len; i += 2) {
+    const high = hexDigitValue(load<u8>(p + <usize>i));
+    const low = hexDigitValue(load<u8>(p + <usize>i, 1));
+    if (high < 0 || low < 0) return UNDEFINED;
+    output.byte((high << 4) | low);
+  }
   return output.toStringCopy();
 }
