@@ -259,6 +259,9 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'regex.find_n': [['[0-9]+', 'a1b22c333', 2], ['a*', 'baaab', -1], ['(', 'x', 1]],
   'hex.encode': [['grüße'], ['']],
   'hex.decode': [['67C3BC'], ['abc'], ['zz']],
+  'object.union_n': [[[{ a: { b: 1 }, c: 1 }, { a: { d: 2 } }, { c: [3] }]], [[]], [[{ a: 1 }, 2]]],
+  'indexof_n': [['héllo wörld', 'l'], ['aaa', 'aa'], ['abc', '']],
+  'numbers.range_step': [[0, 10, 3], [5, 1, 2], [0, 1, 0]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 
