@@ -160,6 +160,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'graph.reachable': native(2),
   walk: { ...native(1), relation: true },
   'json.patch': native(2),
+  'json.filter': native(2),
+  'json.remove': native(2),
 
   'bits.and': native(2),
   'bits.or': native(2),

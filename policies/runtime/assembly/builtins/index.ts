@@ -24,6 +24,7 @@ export * from "./uuid";
 export * from "./bits";
 export * from "./graph";
 export * from "./json-patch";
+export * from "./json-filter";
 export * from "./walk";
 export * from "./cidr";
 export * from "./glob";
