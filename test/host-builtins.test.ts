@@ -262,6 +262,7 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'object.union_n': [[[{ a: { b: 1 }, c: 1 }, { a: { d: 2 } }, { c: [3] }]], [[]], [[{ a: 1 }, 2]]],
   'indexof_n': [['héllo wörld', 'l'], ['aaa', 'aa'], ['abc', '']],
   'numbers.range_step': [[0, 10, 3], [5, 1, 2], [0, 1, 0]],
+  'json.marshal_with_options': [[{ a: [1, {}], b: '<é>' }, { indent: '  ', prefix: '> ' }], [[1], { pretty: 'x' }], [[], { pretty: true }]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

@@ -180,6 +180,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   type_name: native(1),
 
   'json.marshal': native(1),
+  'json.marshal_with_options': native(2),
   'json.unmarshal': native(1),
   'json.is_valid': native(1),
   'base64.encode': native(1),

@@ -1,16 +1,54 @@
-// json.marshal, json.unmarshal, json.is_valid, base64.encode, base64.decode, base64.is_valid,
+// json.marshal, json.marshal_with_options, json.unmarshal, json.is_valid, base64.encode, base64.decode, base64.is_valid,
 // base64url.encode, base64url.encode_no_pad, base64url.decode, hex.encode, hex.decode.
 
-import { Value, UNDEFINED, isString, stringData, stringLength, parseJSON, booleanValue } from "../value";
+import {
+  Value, UNDEFINED, isString, isObject, isBoolean, booleanOf, stringData, stringLength, parseJSON,
+  booleanValue, objectLength, objectGetBytes, stringValue,
+} from "../value";
 import { decodeBase64, encodeBase64 } from "./base64";
+import { emptyString } from "./string-search";
 import { hexDigitValue } from "./uuid";
-import { appendGoJSON } from "./go-json";
+import { appendGoJSON, appendIndentedJSON } from "./go-json";
 import { output, scratch } from "./text-buffer";
 
 export function bi_json_marshal(v: Value): Value {
   if (!v) return UNDEFINED;
   output.begin();
   appendGoJSON(output, v);
+  return output.toStringCopy();
+}
+
+// The option names of json.marshal_with_options, and the default indent, a tab.
+const PRETTY = memory.data<u8>([0x70, 0x72, 0x65, 0x74, 0x74, 0x79]);
+const INDENT = memory.data<u8>([0x69, 0x6e, 0x64, 0x65, 0x6e, 0x74]);
+const PREFIX = memory.data<u8>([0x70, 0x72, 0x65, 0x66, 0x69, 0x78]);
+const TAB = memory.data<u8>([0x09]);
+
+/**
+ * json.marshal's text, indented as Go's json.MarshalIndent does when the options ask for it:
+ * `indent` (a tab by default) and `prefix` (a string that starts every line, the first too)
+ * imply indenting unless `pretty` (a boolean) says otherwise. Undefined for any other option or
+ * an option of the wrong type, as OPA fails then.
+ */
+export function bi_json_marshal_with_options(v: Value, options: Value): Value {
+  if (!v || !isObject(options)) return UNDEFINED;
+  const pretty = objectGetBytes(options, PRETTY, 6);
+  const indent = objectGetBytes(options, INDENT, 6);
+  const prefix = objectGetBytes(options, PREFIX, 6);
+  const known = <i32>(pretty != UNDEFINED) + <i32>(indent != UNDEFINED) + <i32>(prefix != UNDEFINED);
+  if (known != objectLength(options)) return UNDEFINED;
+  if ((pretty && !isBoolean(pretty)) || (indent && !isString(indent)) || (prefix && !isString(prefix))) return UNDEFINED;
+  const indented = pretty ? booleanOf(pretty) : indent != UNDEFINED || prefix != UNDEFINED;
+  output.begin();
+  if (!indented) {
+    appendGoJSON(output, v);
+    return output.toStringCopy();
+  }
+  scratch.begin();
+  appendGoJSON(scratch, v);
+  const linePrefix = prefix ? prefix : emptyString();
+  output.bytes(stringData(linePrefix), stringLength(linePrefix));
+  appendIndentedJSON(output, scratch.data, scratch.len, linePrefix, indent ? indent : stringValue(TAB, 1));
   return output.toStringCopy();
 }
 
