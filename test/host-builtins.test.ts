@@ -263,6 +263,10 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'indexof_n': [['héllo wörld', 'l'], ['aaa', 'aa'], ['abc', '']],
   'numbers.range_step': [[0, 10, 3], [5, 1, 2], [0, 1, 0]],
   'json.marshal_with_options': [[{ a: [1, {}], b: '<é>' }, { indent: '  ', prefix: '> ' }], [[1], { pretty: 'x' }], [[], { pretty: true }]],
+  'urlquery.encode': [['a b&é~']],
+  'urlquery.decode': [['a+b%26%C3%A9'], ['%zz']],
+  'urlquery.encode_object': [[{ b: ['x y', ''], a: 'é', c: [] }], [{ a: 1 }]],
+  'urlquery.decode_object': [['a=1&b&a=%C3%A9'], ['a=1;b=2']],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

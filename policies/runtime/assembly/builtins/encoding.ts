@@ -9,7 +9,7 @@ import { decodeBase64, encodeBase64 } from "./base64";
 import { emptyString } from "./string-search";
 import { hexDigitValue } from "./uuid";
 import { appendGoJSON, appendIndentedJSON } from "./go-json";
-import { output, scratch } from "./text-buffer";
+import { TextBuffer, output, scratch, rewrittenString } from "./text-buffer";
 
 export function bi_json_marshal(v: Value): Value {
   if (!v) return UNDEFINED;
@@ -124,10 +124,12 @@ export function base64UrlDecoded(data: usize, len: i32): Value {
 
 /** The string's bytes in lower-case hexadecimal. */
 export function bi_hex_encode(s: Value): Value {
-  if (!isString(s)) return UNDEFINED;
-  output.begin();
-  output.hex(stringData(s), stringLength(s));
-  return output.toStringCopy();
+  return rewrittenString(s, encodeHex);
+}
+
+function encodeHex(out: TextBuffer, p: usize, len: i32): bool {
+  out.hex(p, len);
+  return true;
 }
 
 /**
@@ -135,16 +137,16 @@ export function bi_hex_encode(s: Value): Value {
  * UTF-8); undefined for an odd length or a byte that is not a digit, as Go's hex.DecodeString.
  */
 export function bi_hex_decode(s: Value): Value {
-  if (!isString(s)) return UNDEFINED;
-  const p = stringData(s);
-  const len = stringLength(s);
-  if (len & 1) return UNDEFINED;
-  output.begin();
+  return rewrittenString(s, decodeHex);
+}
+
+function decodeHex(out: TextBuffer, p: usize, len: i32): bool {
+  if (len & 1) return false;
   for (let i = 0; i < len; i += 2) {
     const high = hexDigitValue(load<u8>(p + <usize>i));
     const low = hexDigitValue(load<u8>(p + <usize>i, 1));
-    if (high < 0 || low < 0) return UNDEFINED;
-    output.byte((high << 4) | low);
+    if (high < 0 || low < 0) return false;
+    out.byte((high << 4) | low);
   }
-  return output.toStringCopy();
+  return true;
 }

@@ -16,6 +16,7 @@ export * from "./arrays";
 export * from "./sets";
 export * from "./types";
 export * from "./encoding";
+export * from "./urlquery";
 export * from "./crypto";
 export * from "./jwt";
 export * from "./semver";
