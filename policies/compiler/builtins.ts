@@ -214,7 +214,10 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'uuid.parse': native(1),
 
   'net.cidr_contains': native(2),
+  'net.cidr_intersects': native(2),
+  'net.cidr_is_valid': native(1),
   'glob.match': native(3),
+  'glob.quote_meta': native(1),
   'time.parse_rfc3339_ns': native(1),
   'time.parse_duration_ns': native(1),
   'time.add_date': native(4, { asksHostForZones: true }),
