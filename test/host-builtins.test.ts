@@ -268,6 +268,18 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'units.parse': [['250m'], ['1.5Gi'], ['3M']],
   'uuid.parse': [['c2fc67c2-47f2-11ee-b67a-9f3619c7493f'], ['{00000000-0000-4000-8000-000000000000}'], ['nope']],
   'regex.find_n': [['[0-9]+', 'a1b22c333', 2], ['a*', 'baaab', -1], ['(', 'x', 1]],
+  'hex.encode': [['grüße'], ['']],
+  'hex.decode': [['67C3BC'], ['abc'], ['zz']],
+  'object.union_n': [[[{ a: { b: 1 }, c: 1 }, { a: { d: 2 } }, { c: [3] }]], [[]], [[{ a: 1 }, 2]]],
+  'indexof_n': [['héllo wörld', 'l'], ['aaa', 'aa'], ['abc', '']],
+  'numbers.range_step': [[0, 10, 3], [5, 1, 2], [0, 1, 0]],
+  'json.marshal_with_options': [[{ a: [1, {}], b: '<é>' }, { indent: '  ', prefix: '> ' }], [[1], { pretty: 'x' }], [[], { pretty: true }]],
+  'urlquery.encode': [['a b&é~']],
+  'urlquery.decode': [['a+b%26%C3%A9'], ['%zz']],
+  'urlquery.encode_object': [[{ b: ['x y', ''], a: 'é', c: [] }], [{ a: 1 }]],
+  'urlquery.decode_object': [['a=1&b&a=%C3%A9'], ['a=1;b=2']],
+  'glob.quote_meta': [['*.{a,b}[c]?\\é']],
+  'net.cidr_is_valid': [['10.0.0.0/8'], ['fd1e::/64'], ['10.0.0.0/33'], [8]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

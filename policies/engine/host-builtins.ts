@@ -159,6 +159,9 @@ const forOpaBuiltModules: Record<string, HostBuiltin> = Object.fromEntries(
     'crypto.md5', 'crypto.sha1', 'crypto.sha256', 'crypto.hmac.md5', 'crypto.hmac.sha1', 'crypto.hmac.sha256', 'crypto.hmac.sha512', 'crypto.hmac.equal',
     'io.jwt.decode', 'io.jwt.verify_hs256', 'io.jwt.verify_hs384', 'io.jwt.verify_hs512',
     'semver.is_valid', 'semver.compare', 'units.parse_bytes', 'units.parse', 'uuid.parse',
+    'hex.encode', 'hex.decode', 'object.union_n', 'indexof_n', 'numbers.range_step', 'json.marshal_with_options',
+    'urlquery.encode', 'urlquery.decode', 'urlquery.encode_object', 'urlquery.decode_object',
+    'glob.quote_meta', 'net.cidr_is_valid',
   ].map((name) => [name, (...operands: unknown[]) => callRuntimeBuiltin(name, operands)]),
 );
 

@@ -1,9 +1,9 @@
-// Aggregates over collections: count, sum, max, min, sort.
+// Aggregates over collections: count, sum, product, max, min, sort.
 
 import {
   Value, UNDEFINED, TYPE_STRING, TYPE_ARRAY, TYPE_SET,
   typeOf, intValue, isNumber, collectionLength, collectionItems, stringData, stringLength,
-  newArray, compareValues, numberAdd, sortValues, CollectionValue,
+  newArray, compareValues, numberAdd, numberMultiply, sortValues, CollectionValue,
 } from "../value";
 import { runeCount } from "./utf8";
 
@@ -23,14 +23,26 @@ function isList(v: Value): bool {
 }
 
 export function bi_sum(v: Value): Value {
+  return foldNumbers(v, intValue(0), numberAdd);
+}
+
+export function bi_product(v: Value): Value {
+  return foldNumbers(v, intValue(1), numberMultiply);
+}
+
+/**
+ * The numbers of an array or set combined in order by `op`, starting from `start`; undefined when
+ * an element is not a number or `op` gives up (a result too large to hold).
+ */
+function foldNumbers(v: Value, start: Value, op: (a: Value, b: Value) => Value): Value {
   if (!isList(v)) return UNDEFINED;
   const items = collectionItems(v);
   const n = collectionLength(v);
-  let total = intValue(0);
+  let total = start;
   for (let i = 0; i < n; i++) {
     const x = load<Value>(items + (<usize>i << 2));
     if (!isNumber(x)) return UNDEFINED;
-    total = numberAdd(total, x);
+    total = op(total, x);
     if (!total) return UNDEFINED;
   }
   return total;

@@ -1,4 +1,5 @@
-// net.cidr_contains, as OPA computes it with Go's `net` package. Addresses are parsed like Go's
+// net.cidr_contains, net.cidr_intersects and net.cidr_is_valid, as OPA computes them with Go's
+// `net` package. Addresses are parsed like Go's
 // `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones) into the 16-byte form, IPv4 as
 // ::ffff:a.b.c.d. An IPv4 network keeps a 4-byte address and mask, and `IPNet.Contains` compares
 // IPv4-mapped IPv6 addresses as IPv4.
@@ -168,12 +169,15 @@ function parseCIDR(p: usize, len: i32, ip: usize, mask: usize): i32 {
   return size;
 }
 
-/** Go's `IPNet.Contains` for the outer network, of `netSize` bytes, and an address of `len` bytes. */
-function contains(netSize: i32, candidate: usize, len: i32): bool {
-  const nn = v4OrSelf(NET_IP, netSize);
+/**
+ * Go's `IPNet.Contains` for the network at `netIp` and `netMask`, of `netSize` bytes, and an
+ * address of `len` bytes.
+ */
+function contains(netIp: usize, netMask: usize, netSize: i32, candidate: usize, len: i32): bool {
+  const nn = v4OrSelf(netIp, netSize);
   const nnSize = formSize;
   // A 16-byte mask over a network that is IPv4 after all applies its last four bytes.
-  const mask = NET_MASK + <usize>(netSize == 16 && nnSize == 4 ? 12 : 0);
+  const mask = netMask + <usize>(netSize == 16 && nnSize == 4 ? 12 : 0);
   const ip = v4OrSelf(candidate, len);
   const ipSize = formSize;
   if (ipSize != nnSize) return false;
@@ -195,11 +199,28 @@ export function bi_net_cidr_contains(cidr: Value, cidrOrIp: Value): Value {
   if (netSize == 0) return UNDEFINED;
   const p = stringData(cidrOrIp);
   const len = stringLength(cidrOrIp);
-  if (parseAddr(p, len, INNER_IP) != 0) return booleanValue(contains(netSize, INNER_IP, 16));
+  if (parseAddr(p, len, INNER_IP) != 0) return booleanValue(contains(NET_IP, NET_MASK, netSize, INNER_IP, 16));
   const innerSize = parseCIDR(p, len, INNER_IP, INNER_MASK);
   if (innerSize == 0) return UNDEFINED;
   for (let i = 0; i < innerSize; i++) {
     store<u8>(INNER_LAST + <usize>i, load<u8>(INNER_IP + <usize>i) | ~load<u8>(INNER_MASK + <usize>i));
   }
-  return booleanValue(contains(netSize, INNER_IP, innerSize) && contains(netSize, INNER_LAST, innerSize));
+  return booleanValue(contains(NET_IP, NET_MASK, netSize, INNER_IP, innerSize) && contains(NET_IP, NET_MASK, netSize, INNER_LAST, innerSize));
+}
+
+/**
+ * Whether the two networks share an address: as OPA decides it, whether either contains the
+ * other's first address. Undefined when either is not a valid CIDR.
+ */
+export function bi_net_cidr_intersects(a: Value, b: Value): Value {
+  if (!isString(a) || !isString(b)) return UNDEFINED;
+  const aSize = parseCIDR(stringData(a), stringLength(a), NET_IP, NET_MASK);
+  const bSize = parseCIDR(stringData(b), stringLength(b), INNER_IP, INNER_MASK);
+  if (aSize == 0 || bSize == 0) return UNDEFINED;
+  return booleanValue(contains(NET_IP, NET_MASK, aSize, INNER_IP, bSize) || contains(INNER_IP, INNER_MASK, bSize, NET_IP, aSize));
+}
+
+/** Whether the operand is a string Go's `net.ParseCIDR` accepts; false for any other operand. */
+export function bi_net_cidr_is_valid(cidr: Value): Value {
+  return booleanValue(isString(cidr) && parseCIDR(stringData(cidr), stringLength(cidr), NET_IP, NET_MASK) != 0);
 }

@@ -1,4 +1,4 @@
-// glob.match, as OPA matches globs with gobwas/glob (v0.2):
+// glob.match, as OPA matches globs with gobwas/glob (v0.2), and glob.quote_meta:
 //
 //   *        any run of code points that are not delimiters
 //   **       any run of code points, delimiters included
@@ -21,6 +21,7 @@ import {
   Value, UNDEFINED, TYPE_ARRAY, TYPE_NULL, typeOf, isString, stringData, stringLength,
   booleanValue, arrayLength, arrayGet,
 } from "../value";
+import { TextBuffer, rewrittenString } from "./text-buffer";
 import { decodeRune, runeSize } from "./utf8";
 
 // Instructions are three i32 words: op, a, b.
@@ -296,4 +297,21 @@ export function bi_glob_match(pattern: Value, delimiters: Value, match: Value): 
   }
   heapReset(mark);
   return matched < 0 ? UNDEFINED : booleanValue(matched == 1);
+}
+
+/**
+ * The text with a backslash before each `*`, `?`, `\`, `[`, `]`, `{` and `}` (gobwas/glob's
+ * QuoteMeta), so that as a pattern it matches itself.
+ */
+export function bi_glob_quote_meta(s: Value): Value {
+  return rewrittenString(s, quoteGlobMeta);
+}
+
+function quoteGlobMeta(out: TextBuffer, p: usize, len: i32): bool {
+  for (let i = 0; i < len; i++) {
+    const c = <i32>load<u8>(p + <usize>i);
+    if (c == 0x2a || c == 0x3f || c == 0x5c || c == 0x5b || c == 0x5d || c == 0x7b || c == 0x7d) out.byte(0x5c);
+    out.byte(c);
+  }
+  return true;
 }

@@ -1,7 +1,8 @@
 // JSON text as Go's json.Marshal writes OPA's JSON form of a value, for json.marshal: compact,
 // sets as arrays, object keys sorted as strings, HTML-sensitive characters (<, >, &) and
 // U+2028/U+2029 escaped, invalid UTF-8 written as \ufffd. A key that is not a string becomes
-// the string of its own JSON text, as OPA converts it before marshalling.
+// the string of its own JSON text, as OPA converts it before marshalling. Indented as Go's
+// json.MarshalIndent indents that text, for json.marshal_with_options.
 
 import { alloc } from "../heap";
 import {
@@ -159,4 +160,40 @@ export function appendGoJSON(out: TextBuffer, v: Value): void {
     appendGoJSON(out, load<Value>(items + (<usize>i << 2)));
   }
   out.byte(0x5d);
+}
+
+/**
+ * The compact JSON text `appendGoJSON` wrote, `len` bytes at `src`, indented as Go's json.Indent
+ * does it: a line per element and member, each after a newline, the prefix and `indent` once per
+ * depth, a space after each colon; an empty array or object stays `[]` or `{}`. Like Go, nothing
+ * is written before the first line.
+ */
+export function appendIndentedJSON(out: TextBuffer, src: usize, len: i32, prefix: Value, indent: Value): void {
+  let depth = 0;
+  // An opening bracket's newline waits for what follows, so that an empty one stays closed.
+  let opened = false;
+  let inString = false;
+  for (let i = 0; i < len; i++) {
+    const c = <i32>load<u8>(src + <usize>i);
+    if (inString) {
+      out.byte(c);
+      if (c == 0x5c) out.byte(<i32>load<u8>(src + <usize>++i));
+      else if (c == 0x22) inString = false;
+      continue;
+    }
+    const closing = c == 0x5d || c == 0x7d;
+    if (opened && !closing) appendNewline(out, prefix, indent, ++depth);
+    if (closing && !opened) appendNewline(out, prefix, indent, --depth);
+    opened = c == 0x5b || c == 0x7b;
+    out.byte(c);
+    if (c == 0x22) inString = true;
+    else if (c == 0x2c) appendNewline(out, prefix, indent, depth);
+    else if (c == 0x3a) out.byte(0x20);
+  }
+}
+
+function appendNewline(out: TextBuffer, prefix: Value, indent: Value, depth: i32): void {
+  out.byte(0x0a);
+  out.bytes(stringData(prefix), stringLength(prefix));
+  for (let i = 0; i < depth; i++) out.bytes(stringData(indent), stringLength(indent));
 }

@@ -36,8 +36,11 @@ function isName(v: Value, offset: usize, len: i32): bool {
   return stringLength(v) == len && memory.compare(stringData(v), NAMES + offset, len) == 0;
 }
 
-/** The keys of a path attribute, or 0 when it is neither a string nor an array. */
-function parsePath(path: Value): Value {
+/**
+ * The keys of a path as OPA's parsePath reads one (json.patch, json.filter, json.remove): a JSON
+ * pointer string or an array of keys; 0 when it is neither a string nor an array.
+ */
+export function parsePath(path: Value): Value {
   if (isArray(path)) return path;
   if (!isString(path)) return UNDEFINED;
   const data = stringData(path);

@@ -1,4 +1,4 @@
-// object.get, object.keys, object.union, object.remove, object.filter, object.subset.
+// object.get, object.keys, object.union, object.union_n, object.remove, object.filter, object.subset.
 
 import {
   Value, UNDEFINED, TYPE_ARRAY, TYPE_OBJECT, TYPE_SET, TYPE_NUMBER, NUMBER_INT,
@@ -81,6 +81,21 @@ function merge(a: Value, b: Value): Value {
 export function bi_object_union(a: Value, b: Value): Value {
   if (!isObject(a) || !isObject(b)) return UNDEFINED;
   return merge(a, b);
+}
+
+/** The objects of an array merged in turn as `object.union` merges two; `{}` for none. */
+export function bi_object_union_n(objects: Value): Value {
+  if (!isArray(objects)) return UNDEFINED;
+  const n = arrayLength(objects);
+  if (n == 0) return newObject(0);
+  let result = arrayGet(objects, 0);
+  if (!isObject(result)) return UNDEFINED;
+  for (let i = 1; i < n; i++) {
+    const next = arrayGet(objects, i);
+    if (!isObject(next)) return UNDEFINED;
+    result = merge(result, next);
+  }
+  return result;
 }
 
 /**

@@ -1,13 +1,15 @@
-// String builtins: concat, split, replace, startswith, endswith, contains, indexof, substring,
-// strings.reverse, strings.count, strings.any_prefix_match, strings.any_suffix_match.
+// String builtins: concat, split, replace, strings.replace_n, startswith, endswith, contains,
+// indexof, indexof_n, substring, strings.reverse, strings.count, strings.any_prefix_match,
+// strings.any_suffix_match.
 // Positions that Rego exposes (indexof, substring) count code points, as OPA does; results that
 // are pieces of an operand share its bytes instead of copying them.
 
 import { alloc } from "../heap";
 import {
   Value, UNDEFINED, TYPE_ARRAY, TYPE_SET,
-  typeOf, isString, stringValue, stringData, stringLength, booleanValue, intValue,
-  numberIntOf, newArray, arrayAppend, collectionLength, collectionItems,
+  typeOf, isString, isObject, stringValue, stringData, stringLength, booleanValue, intValue,
+  numberIntOf, newArray, arrayAppend, collectionLength, collectionItems, objectLength, objectKeyAt,
+  objectValueAt,
 } from "../value";
 import { emptyString, hasPrefix, hasSuffix, indexOfBytes, substringOf } from "./string-search";
 import { isIntOperand } from "./operands";
@@ -117,6 +119,56 @@ export function bi_replace(s: Value, old: Value, replacement: Value): Value {
   return output.toStringCopy();
 }
 
+/**
+ * Every key of `patterns` replaced by its value, as Go's strings.NewReplacer does it for OPA: one
+ * left-to-right pass over the bytes, without overlaps, where at each position the first key in
+ * value order that matches wins (not the longest). An empty key matches at every byte position,
+ * but not twice in a row, so a longer key may match where it just did. Undefined unless every key
+ * and value is a string.
+ */
+export function bi_strings_replace_n(patterns: Value, s: Value): Value {
+  if (!isObject(patterns) || !isString(s)) return UNDEFINED;
+  const n = objectLength(patterns);
+  for (let k = 0; k < n; k++) {
+    if (!isString(objectKeyAt(patterns, k)) || !isString(objectValueAt(patterns, k))) return UNDEFINED;
+  }
+  const data = stringData(s);
+  const len = stringLength(s);
+  output.begin();
+  let from = 0;
+  let afterEmptyMatch = false;
+  let at = 0;
+  while (at <= len) {
+    const k = firstKeyAt(patterns, data + <usize>at, len - at, afterEmptyMatch);
+    if (k < 0) {
+      afterEmptyMatch = false;
+      at++;
+      continue;
+    }
+    const key = objectKeyAt(patterns, k);
+    const value = objectValueAt(patterns, k);
+    output.bytes(data + <usize>from, at - from);
+    output.bytes(stringData(value), stringLength(value));
+    at += stringLength(key);
+    from = at;
+    afterEmptyMatch = stringLength(key) == 0;
+  }
+  output.bytes(data + <usize>from, len - from);
+  return output.toStringCopy();
+}
+
+/** The index of the first key of `patterns` the `len` bytes at `p` start with, or -1. */
+function firstKeyAt(patterns: Value, p: usize, len: i32, skipEmpty: bool): i32 {
+  const n = objectLength(patterns);
+  for (let k = 0; k < n; k++) {
+    const key = objectKeyAt(patterns, k);
+    const keyLength = stringLength(key);
+    if (keyLength == 0 && skipEmpty) continue;
+    if (hasPrefix(p, len, stringData(key), keyLength)) return k;
+  }
+  return -1;
+}
+
 export function bi_startswith(s: Value, prefix: Value): Value {
   if (!isString(s) || !isString(prefix)) return UNDEFINED;
   return booleanValue(hasPrefix(stringData(s), stringLength(s), stringData(prefix), stringLength(prefix)));
@@ -138,6 +190,27 @@ export function bi_indexof(s: Value, search: Value): Value {
   const data = stringData(s);
   const at = indexOfBytes(data, stringLength(s), stringData(search), stringLength(search), 0);
   return intValue(at < 0 ? -1 : runeCount(data, at));
+}
+
+/**
+ * The code point index of every occurrence, overlapping ones included, in order; undefined for an
+ * empty search string.
+ */
+export function bi_indexof_n(s: Value, search: Value): Value {
+  if (!isString(s) || !isString(search) || stringLength(search) == 0) return UNDEFINED;
+  const data = stringData(s);
+  const len = stringLength(s);
+  const result = newArray(0);
+  let runes = 0;
+  let counted = 0;
+  let at = indexOfBytes(data, len, stringData(search), stringLength(search), 0);
+  while (at >= 0) {
+    runes += runeCount(data + <usize>counted, at - counted);
+    counted = at;
+    arrayAppend(result, intValue(runes));
+    at = indexOfBytes(data, len, stringData(search), stringLength(search), at + 1);
+  }
+  return result;
 }
 
 /**

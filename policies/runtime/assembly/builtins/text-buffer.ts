@@ -1,4 +1,4 @@
-import { ByteBuffer, Value, stringCopy } from "../value";
+import { ByteBuffer, Value, UNDEFINED, isString, stringCopy, stringData, stringLength } from "../value";
 import { encodeRune } from "./utf8";
 
 /** Bytes a static buffer holds before it moves to the heap. */
@@ -113,3 +113,16 @@ export const piece = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));
 
 /** Fixed-size records, e.g. sprintf's operand table. */
 export const records = changetype<TextBuffer>(memory.data(BUFFER_SIZE, 8));
+
+/**
+ * What a string builtin writes for the `len` bytes of its operand at `p`: false when they are not
+ * text it takes.
+ */
+export type StringRewrite = (out: TextBuffer, p: usize, len: i32) => bool;
+
+/** The text `rewrite` writes for the string `s`, as a new string; undefined for a non-string or text it refuses. */
+export function rewrittenString(s: Value, rewrite: StringRewrite): Value {
+  if (!isString(s)) return UNDEFINED;
+  output.begin();
+  return rewrite(output, stringData(s), stringLength(s)) ? output.toStringCopy() : UNDEFINED;
+}

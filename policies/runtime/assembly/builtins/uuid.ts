@@ -17,7 +17,8 @@ const URN_PREFIX = memory.data<u8>([0x75, 0x72, 0x6e, 0x3a, 0x75, 0x75, 0x69, 0x
 // @ts-ignore: decorator
 @inline const GREGORIAN_TO_UNIX: i64 = 122_192_928_000_000_000;
 
-function hexDigit(c: i32): i32 {
+/** The value of a hexadecimal digit of either case, or -1. */
+export function hexDigitValue(c: i32): i32 {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   c |= 0x20;
   return c >= 0x61 && c <= 0x66 ? c - 0x61 + 10 : -1;
@@ -52,8 +53,8 @@ function parseUuid(data: usize, len: i32): bool {
   }
   for (let i = 0; i < 16; i++) {
     const at = p + <usize>(dashed ? load<u8>(DASHED_PAIRS + <usize>i) : i << 1);
-    const high = hexDigit(load<u8>(at));
-    const low = hexDigit(load<u8>(at, 1));
+    const high = hexDigitValue(load<u8>(at));
+    const low = hexDigitValue(load<u8>(at, 1));
     if (high < 0 || low < 0) return false;
     store<u8>(UUID + <usize>i, <u8>((high << 4) | low));
   }
