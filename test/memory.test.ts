@@ -53,6 +53,19 @@ t.test('writing a key again adds a version; nothing is overwritten', async (t) =
   t.equal((await as(reader).get('mem_unknown')).status, 404);
 });
 
+t.test('writes of one new key at once store consecutive versions of one item, each reply the version stored', async (t) => {
+  const { as, writer } = await setup(t);
+  const texts = Array.from({ length: 6 }, (_, i) => `runbook draft ${i}`);
+  const replies = await Promise.all(texts.map((text) => as(writer).write({ namespace: 'ops', key: 'runbook', text })));
+  const written = replies.map((reply, i) => status(t, reply, 201, `write ${i}`));
+  t.equal(new Set(written.map((item: { id: string }) => item.id)).size, 1, 'one item');
+  t.same(written.map((item: { version: number }) => item.version).sort((a: number, b: number) => a - b), [1, 2, 3, 4, 5, 6], 'six versions, none given twice');
+  const stored = status(t, await as(writer).versions(written[0].id), 200, 'versions');
+  for (const item of written) {
+    t.same(stored.versions[item.version - 1], item, `version ${item.version} is what its writer was answered`);
+  }
+});
+
 t.test('delete writes a tombstone; history stays', async (t) => {
   const { as, writer } = await setup(t);
   const item = status(t, await as(writer).write({ namespace: 'ops', key: 'runbook', text: 'restart the payment gateway nightly' }), 201, 'write');
