@@ -280,6 +280,7 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'urlquery.decode_object': [['a=1&b&a=%C3%A9'], ['a=1;b=2']],
   'glob.quote_meta': [['*.{a,b}[c]?\\é']],
   'net.cidr_is_valid': [['10.0.0.0/8'], ['fd1e::/64'], ['10.0.0.0/33'], [8]],
+  'graph.reachable_paths': [[{ a: ['b', 'c'], b: ['c'], c: [] }, ['a']], [{ a: ['a'] }, ['a', 'z']], [1, ['a']]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

@@ -158,6 +158,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   union: native(1),
   intersection: native(1),
   'graph.reachable': native(2),
+  'graph.reachable_paths': native(2),
   walk: { ...native(1), relation: true },
   'json.patch': native(2),
   'json.filter': native(2),
