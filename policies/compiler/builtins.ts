@@ -215,6 +215,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'uuid.parse': native(1),
 
   'net.cidr_contains': native(2),
+  'net.cidr_contains_matches': native(2),
+  'net.cidr_expand': native(1),
   'net.cidr_intersects': native(2),
   'net.cidr_is_valid': native(1),
   'glob.match': native(3),
