@@ -283,6 +283,7 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'net.cidr_contains_matches': [[['1.1.2.0/24', ['1.1.1.0/24', 'x']], { a: '1.1.1.1', b: ['1.1.2.1', 2] }], [[], [1]], [['1.1.1.0/24'], [[]]]],
   'net.cidr_expand': [['10.0.0.254/31'], ['::ffff:10.0.0.0/127'], ['2001:db8::/127'], ['10.0.0.0/33']],
   'regex.template_match': [['urn:foo.bar:{[a-z]+}', 'urn:foo.bar:abc', '{', '}'], ['a.<.>', 'abcd', '<', '>'], ['a{', 'a', '{', '}'], ['a', 'a', '{{', '}']],
+  'regex.globs_match': [['a.a.[0-9]+z', '.b.b2359825792*594823z'], ['[a-z]+', '[0-9]*'], ['pqrs]', '[a-b]+'], ['é+', '[à-ú]']],
   'graph.reachable_paths': [[{ a: ['b', 'c'], b: ['c'], c: [] }, ['a']], [{ a: ['a'] }, ['a', 'z']], [1, ['a']]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };

@@ -140,6 +140,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'regex.replace': native(3),
   'regex.split': native(2),
   'regex.template_match': native(4),
+  'regex.globs_match': native(2),
   lower: native(1),
   upper: native(1),
   // print(…) statements, rewritten (check/print-calls.ts), and trace(note): output for the host, always true.
