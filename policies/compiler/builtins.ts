@@ -155,6 +155,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'object.filter': native(2),
   'object.subset': native(2),
   'array.concat': native(2),
+  'array.flatten': native(1),
   'array.slice': native(3),
   'array.reverse': native(1),
   union: native(1),
