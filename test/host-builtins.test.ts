@@ -280,6 +280,11 @@ const OPA_BUILT_SAMPLES: Record<string, unknown[][]> = {
   'urlquery.decode_object': [['a=1&b&a=%C3%A9'], ['a=1;b=2']],
   'glob.quote_meta': [['*.{a,b}[c]?\\é']],
   'net.cidr_is_valid': [['10.0.0.0/8'], ['fd1e::/64'], ['10.0.0.0/33'], [8]],
+  'net.cidr_contains_matches': [[['1.1.2.0/24', ['1.1.1.0/24', 'x']], { a: '1.1.1.1', b: ['1.1.2.1', 2] }], [[], [1]], [['1.1.1.0/24'], [[]]]],
+  'net.cidr_expand': [['10.0.0.254/31'], ['::ffff:10.0.0.0/127'], ['2001:db8::/127'], ['10.0.0.0/33']],
+  'regex.template_match': [['urn:foo.bar:{[a-z]+}', 'urn:foo.bar:abc', '{', '}'], ['a.<.>', 'abcd', '<', '>'], ['a{', 'a', '{', '}'], ['a', 'a', '{{', '}']],
+  'regex.globs_match': [['a.a.[0-9]+z', '.b.b2359825792*594823z'], ['[a-z]+', '[0-9]*'], ['pqrs]', '[a-b]+'], ['é+', '[à-ú]']],
+  'graph.reachable_paths': [[{ a: ['b', 'c'], b: ['c'], c: [] }, ['a']], [{ a: ['a'] }, ['a', 'z']], [1, ['a']]],
   'regex.replace': [['ann@example.com', '(?P<user>\\w+)@(\\w+)', '${2}:$user'], ['héllo', '(?i)L', 'x']],
 };
 

@@ -31,6 +31,7 @@ const SOURCES: Record<string, string> = {
   // n × n steps.
   'square-v1.rego': 'package gatehouse.square.v1\n\nr := numbers.range(1, input.n)\n\nall_positive if every i in r { every j in r { j > 0 } }\n',
   'sized-v1.rego': 'package gatehouse.sized.v1\n\nsize := count(numbers.range(1, input.n))\n',
+  'hosts-v1.rego': 'package gatehouse.hosts.v1\n\nsize := count(net.cidr_expand(input.cidr))\n',
 };
 
 async function openEngine(dir: string, budgets: { maxMemoryPages?: number; maxIterations?: number } = {}): Promise<PolicyEngine> {
@@ -50,6 +51,18 @@ t.test('numbers.range refuses ranges beyond its size budget and builds those wit
     t.equal(over.error, 'policy exceeded its size budget: numbers.range builds at most 100000 elements');
   }
   t.same(engine.evaluate('sized-v1', { n: 3 }).value, { size: 3 }, 'the module answers after a refusal');
+});
+
+t.test('net.cidr_expand refuses networks beyond its size budget and lists those within it', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  t.same(engine.evaluate('hosts-v1', { cidr: '10.0.0.0/16' }).value, { size: 65536 }, 'the largest network allowed');
+  t.same(engine.evaluate('hosts-v1', { cidr: 'fd00::/112' }).value, { size: 65536 }, 'IPv6 alike');
+  for (const cidr of ['10.0.0.0/15', '0.0.0.0/0', '::/0']) {
+    const over = engine.evaluate('hosts-v1', { cidr });
+    t.equal(over.value, undefined, `net.cidr_expand(${cidr}) has no value`);
+    t.equal(over.error, 'policy exceeded its size budget: net.cidr_expand builds at most 65536 elements');
+  }
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {

@@ -162,6 +162,8 @@ const forOpaBuiltModules: Record<string, HostBuiltin> = Object.fromEntries(
     'hex.encode', 'hex.decode', 'object.union_n', 'indexof_n', 'numbers.range_step', 'json.marshal_with_options',
     'urlquery.encode', 'urlquery.decode', 'urlquery.encode_object', 'urlquery.decode_object',
     'glob.quote_meta', 'net.cidr_is_valid',
+    'graph.reachable_paths', 'net.cidr_contains_matches', 'net.cidr_expand', 'regex.template_match',
+    'regex.globs_match',
   ].map((name) => [name, (...operands: unknown[]) => callRuntimeBuiltin(name, operands)]),
 );
 

@@ -1,17 +1,37 @@
-// array.concat, array.slice and array.reverse.
+// array.concat, array.flatten, array.slice and array.reverse.
 
 import {
   Value, UNDEFINED, TYPE_NUMBER, NUMBER_INT,
   typeOf, isArray, numberKind, numberIntOf, newArray, arrayLength, arrayGet, arrayAppend,
 } from "../value";
 
+/** Appends the elements of the array `from` to `to`. */
+function appendAll(to: Value, from: Value): void {
+  const n = arrayLength(from);
+  for (let i = 0; i < n; i++) arrayAppend(to, arrayGet(from, i));
+}
+
 export function bi_array_concat(a: Value, b: Value): Value {
   if (!isArray(a) || !isArray(b)) return UNDEFINED;
-  const na = arrayLength(a);
-  const nb = arrayLength(b);
-  const result = newArray(na + nb);
-  for (let i = 0; i < na; i++) arrayAppend(result, arrayGet(a, i));
-  for (let i = 0; i < nb; i++) arrayAppend(result, arrayGet(b, i));
+  const result = newArray(arrayLength(a) + arrayLength(b));
+  appendAll(result, a);
+  appendAll(result, b);
+  return result;
+}
+
+/**
+ * The elements of the array in order, those that are arrays replaced by their own elements: one
+ * level only, as OPA flattens (`[[1, [2]], 3]` gives `[1, [2], 3]`).
+ */
+export function bi_array_flatten(array: Value): Value {
+  if (!isArray(array)) return UNDEFINED;
+  const n = arrayLength(array);
+  const result = newArray(n);
+  for (let i = 0; i < n; i++) {
+    const element = arrayGet(array, i);
+    if (isArray(element)) appendAll(result, element);
+    else arrayAppend(result, element);
+  }
   return result;
 }
 

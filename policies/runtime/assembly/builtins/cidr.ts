@@ -1,10 +1,16 @@
-// net.cidr_contains, net.cidr_intersects and net.cidr_is_valid, as OPA computes them with Go's
-// `net` package. Addresses are parsed like Go's
+// net.cidr_contains, net.cidr_contains_matches, net.cidr_expand, net.cidr_intersects and
+// net.cidr_is_valid, as OPA computes them with Go's `net` package. Addresses are parsed like Go's
 // `netip.ParseAddr` (no leading zeros in IPv4 fields, no zones) into the 16-byte form, IPv4 as
 // ::ffff:a.b.c.d. An IPv4 network keeps a 4-byte address and mask, and `IPNet.Contains` compares
 // IPv4-mapped IPv6 addresses as IPv4.
 
-import { Value, UNDEFINED, isString, stringData, stringLength, booleanValue } from "../value";
+import { abortWithMessage } from "../abort";
+import {
+  Value, UNDEFINED, TYPE_STRING, TYPE_ARRAY, TYPE_SET, TYPE_OBJECT,
+  typeOf, isString, stringData, stringLength, booleanValue, booleanOf, intValue, newArray, arrayLength, arrayGet,
+  arrayAppend, newSet, setAdd, collectionLength, collectionItems, objectKeyAt, objectValueAt, sortValues,
+} from "../value";
+import { output } from "./text-buffer";
 
 // Scratch space for one call: the outer network, the inner address or network, and the inner
 // network's last address; each holds 4 or 16 bytes.
@@ -223,4 +229,174 @@ export function bi_net_cidr_intersects(a: Value, b: Value): Value {
 /** Whether the operand is a string Go's `net.ParseCIDR` accepts; false for any other operand. */
 export function bi_net_cidr_is_valid(cidr: Value): Value {
   return booleanValue(isString(cidr) && parseCIDR(stringData(cidr), stringLength(cidr), NET_IP, NET_MASK) != 0);
+}
+
+/**
+ * The network or address an element of `net.cidr_contains_matches`' operand stands for: a string
+ * itself, or the first element of a non-empty array (a tuple carrying data along); 0 for any
+ * other element, which OPA reports as an error.
+ */
+function matchTerm(element: Value): Value {
+  const tag = typeOf(element);
+  if (tag == TYPE_STRING) return element;
+  if (tag == TYPE_ARRAY && arrayLength(element) > 0) return arrayGet(element, 0);
+  return 0;
+}
+
+/**
+ * Appends to `terms` and `keys` what each element of a `net.cidr_contains_matches` operand stands
+ * for and the key the answer names it by: a string is its own key, an array element its index, a
+ * set element itself and an object member its key. Any other operand holds none. False when an
+ * element is neither a string nor a non-empty array.
+ */
+function matchOperand(operand: Value, terms: Value, keys: Value): bool {
+  const tag = typeOf(operand);
+  if (tag == TYPE_STRING) {
+    arrayAppend(terms, operand);
+    arrayAppend(keys, operand);
+    return true;
+  }
+  if (tag != TYPE_ARRAY && tag != TYPE_SET && tag != TYPE_OBJECT) return true;
+  const items = collectionItems(operand);
+  for (let i = 0; i < collectionLength(operand); i++) {
+    const element = tag == TYPE_OBJECT ? objectValueAt(operand, i) : load<Value>(items + (<usize>i << 2));
+    const term = matchTerm(element);
+    if (!term) return false;
+    arrayAppend(terms, term);
+    arrayAppend(keys, tag == TYPE_ARRAY ? intValue(i) : tag == TYPE_SET ? element : objectKeyAt(operand, i));
+  }
+  return true;
+}
+
+/**
+ * The set of `[key1, key2]` pairs for which the network named by `key1` in `cidrs` contains the
+ * address or network named by `key2` in `cidrsOrIps` (see matchOperand), as OPA answers
+ * `net.cidr_contains_matches`. Undefined where OPA reports an error: a malformed element, or a
+ * pair `net.cidr_contains` is undefined for. As in OPA, the second operand's elements are only
+ * looked at when the first has any.
+ */
+export function bi_net_cidr_contains_matches(cidrs: Value, cidrsOrIps: Value): Value {
+  const outerTerms = newArray(0);
+  const outerKeys = newArray(0);
+  if (!matchOperand(cidrs, outerTerms, outerKeys)) return UNDEFINED;
+  const matches = newSet(0);
+  if (arrayLength(outerTerms) == 0) return matches;
+  const innerTerms = newArray(0);
+  const innerKeys = newArray(0);
+  if (!matchOperand(cidrsOrIps, innerTerms, innerKeys)) return UNDEFINED;
+  for (let i = 0; i < arrayLength(outerTerms); i++) {
+    for (let j = 0; j < arrayLength(innerTerms); j++) {
+      const contained = bi_net_cidr_contains(arrayGet(outerTerms, i), arrayGet(innerTerms, j));
+      if (!contained) return UNDEFINED;
+      if (!booleanOf(contained)) continue;
+      const pair = newArray(2);
+      arrayAppend(pair, arrayGet(outerKeys, i));
+      arrayAppend(pair, arrayGet(innerKeys, j));
+      setAdd(matches, pair);
+    }
+  }
+  return matches;
+}
+
+/**
+ * The most addresses `net.cidr_expand` lists, as many host bits as keep within `numbers.range`'s
+ * budget of 100,000 elements. A larger network is an abort, not undefined, for the same reasons
+ * (numbers.ts); OPA would list it until the evaluation is cancelled.
+ */
+// @ts-ignore: decorator
+@inline const EXPAND_MAX_HOST_BITS: i32 = 16;
+
+/** The number of zero bits in the `size`-byte mask at `mask`. */
+function hostBits(mask: usize, size: i32): i32 {
+  let ones = 0;
+  for (let i = 0; i < size; i++) ones += <i32>popcnt<u32>(<u32>load<u8>(mask + <usize>i));
+  return size * 8 - ones;
+}
+
+/** Adds one to the big-endian address of `size` bytes at `ip`, as OPA's incIP does. */
+function incrementAddress(ip: usize, size: i32): void {
+  for (let i = size - 1; i >= 0; i--) {
+    const b = <u8>(load<u8>(ip + <usize>i) + 1);
+    store<u8>(ip + <usize>i, b);
+    if (b != 0) return;
+  }
+}
+
+/** Writes the four bytes at `ip` in dotted decimal. */
+function writeDotted(ip: usize): void {
+  for (let i = 0; i < 4; i++) {
+    if (i > 0) output.byte(0x2e);
+    output.unsignedDecimal(<u64>load<u8>(ip + <usize>i));
+  }
+}
+
+/** Writes `v` in lower-case hexadecimal without leading zeros. */
+function writeHex16(v: u32): void {
+  let shift = 12;
+  while (shift > 0 && (v >> shift) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) {
+    const d = (v >> shift) & 15;
+    output.byte(d < 10 ? 0x30 + d : 0x57 + d);
+  }
+}
+
+/**
+ * Writes the 16-byte IPv6 address at `ip` as Go's netip does: groups in hexadecimal, the first
+ * longest run of two or more zero groups written `::`.
+ */
+function writeIPv6(ip: usize): void {
+  let zeroStart = -1;
+  let zeroLength = 1;
+  for (let i = 0; i < 8; i++) {
+    let j = i;
+    while (j < 8 && load<u16>(ip + <usize>(j << 1)) == 0) j++;
+    if (j - i > zeroLength) {
+      zeroStart = i;
+      zeroLength = j - i;
+    }
+  }
+  for (let i = 0; i < 8; i++) {
+    if (i == zeroStart) {
+      output.byte(0x3a);
+      output.byte(0x3a);
+      i += zeroLength - 1;
+      continue;
+    }
+    if (i > 0 && i != zeroStart + zeroLength) output.byte(0x3a);
+    writeHex16((<u32>load<u8>(ip + <usize>(i << 1)) << 8) | <u32>load<u8>(ip + <usize>(i << 1), 1));
+  }
+}
+
+/** The text Go's `IP.String` gives the address of `size` bytes at `ip`: IPv4 (mapped too) dotted. */
+function addressText(ip: usize, size: i32): Value {
+  output.begin();
+  const form = v4OrSelf(ip, size);
+  if (formSize == 4) writeDotted(form);
+  else writeIPv6(ip);
+  return output.toStringCopy();
+}
+
+/**
+ * The set of every address in the network `cidr`, as text, as OPA's `net.cidr_expand` lists them.
+ * Undefined when `cidr` is not a valid CIDR; a network of more than 2^16 addresses aborts the
+ * evaluation (the `size budget: ` prefix, as numbers.range).
+ */
+export function bi_net_cidr_expand(cidr: Value): Value {
+  if (!isString(cidr)) return UNDEFINED;
+  const size = parseCIDR(stringData(cidr), stringLength(cidr), NET_IP, NET_MASK);
+  if (size == 0) return UNDEFINED;
+  const bits = hostBits(NET_MASK, size);
+  if (bits > EXPAND_MAX_HOST_BITS) abortWithMessage("size budget: net.cidr_expand builds at most 65536 elements");
+  const count = 1 << bits;
+  // Sorted first, the texts join the set at its end; added in address order each could move
+  // most of the set ("10.0.0.10" sorts before "10.0.0.2").
+  const texts = newArray(count);
+  for (let i = 0; i < count; i++) {
+    arrayAppend(texts, addressText(NET_IP, size));
+    incrementAddress(NET_IP, size);
+  }
+  sortValues(collectionItems(texts), count);
+  const addresses = newSet(count);
+  for (let i = 0; i < count; i++) setAdd(addresses, arrayGet(texts, i));
+  return addresses;
 }

@@ -29,6 +29,7 @@ export * from "./json-filter";
 export * from "./walk";
 export * from "./cidr";
 export * from "./glob";
+export * from "./glob-intersection";
 export * from "./time-parse";
 export * from "./time";
 export * from "./time-format";

@@ -1,5 +1,5 @@
 // Regular expression builtins: regex.match, regex.is_valid, regex.find_n,
-// regex.find_all_string_submatch_n, regex.replace, regex.split. Patterns are RE2 as Go's
+// regex.find_all_string_submatch_n, regex.replace, regex.split, regex.template_match. Patterns are RE2 as Go's
 // regexp compiles them (../regex/), matched in linear time; an invalid pattern makes a builtin
 // undefined (regex.is_valid false). Results that are pieces of the text share its bytes.
 
@@ -11,7 +11,7 @@ import { Machine } from "../regex/machine";
 import { isLetterOrDigit } from "../regex/unicode";
 import { isIntOperand } from "./operands";
 import { emptyString, substringOf } from "./string-search";
-import { output } from "./text-buffer";
+import { TextBuffer, output } from "./text-buffer";
 import { decodeRune, runeSize } from "./utf8";
 
 /** The compiled pattern of a string operand; null for any other operand or an invalid pattern. */
@@ -172,4 +172,84 @@ export function bi_regex_split(pattern: Value, value: Value): Value {
   }
   if (end != len) arrayAppend(result, substringOf(value, data, len, begin, len));
   return result;
+}
+
+/** Whether Go's `regexp.QuoteMeta` puts a backslash before the byte. */
+function isRegexMeta(c: i32): bool {
+  switch (c) {
+    case 0x5c: case 0x2e: case 0x2b: case 0x2a: case 0x3f: case 0x28: case 0x29: case 0x7c:
+    case 0x5b: case 0x5d: case 0x7b: case 0x7d: case 0x5e: case 0x24:
+      return true;
+  }
+  return false;
+}
+
+/** Writes the `len` bytes at `p` as Go's `regexp.QuoteMeta` quotes them. */
+function writeQuotedMeta(out: TextBuffer, p: usize, len: i32): void {
+  for (let i = 0; i < len; i++) {
+    const c = <i32>load<u8>(p + <usize>i);
+    if (isRegexMeta(c)) out.byte(0x5c);
+    out.byte(c);
+  }
+}
+
+/** Whether `^pattern$` of the `len` bytes at `p` compiles, as OPA requires of each template variable. */
+function compilesAnchored(p: usize, len: i32): bool {
+  // On the heap: the compiled pattern keeps pointing at its text for the rest of the evaluation.
+  const text = TextBuffer.onHeap(len + 2);
+  text.byte(0x5e);
+  text.bytes(p, len);
+  text.byte(0x24);
+  return compiled(text.data, text.len) !== null;
+}
+
+/**
+ * The anchored pattern OPA's compileRegexTemplate (after gorilla/mux) builds from a template: the
+ * text outside delimiters quoted, each outermost delimited part a group of its own. Null when the
+ * delimiters are unbalanced or a part does not compile on its own.
+ */
+function templatePattern(p: usize, len: i32, open: u8, close: u8): Regexp | null {
+  const out = TextBuffer.onHeap(len * 2 + 2);
+  out.byte(0x5e);
+  let level = 0;
+  let partStart = 0;
+  let literalStart = 0;
+  for (let i = 0; i < len; i++) {
+    const c = load<u8>(p + <usize>i);
+    // An opening delimiter is looked for first, so with equal delimiters the levels only rise.
+    if (c == open) {
+      if (++level == 1) partStart = i;
+    } else if (c == close) {
+      if (--level < 0) return null;
+      if (level > 0) continue;
+      const part = p + <usize>partStart + 1;
+      const partLength = i - partStart - 1;
+      if (!compilesAnchored(part, partLength)) return null;
+      writeQuotedMeta(out, p + <usize>literalStart, partStart - literalStart);
+      out.byte(0x28);
+      out.bytes(part, partLength);
+      out.byte(0x29);
+      literalStart = i + 1;
+    }
+  }
+  if (level != 0) return null;
+  writeQuotedMeta(out, p + <usize>literalStart, len - literalStart);
+  out.byte(0x24);
+  return compiled(out.data, out.len);
+}
+
+/**
+ * Whether `value` matches the template: text matched literally around regular expressions set
+ * off by the one-byte delimiters (`"urn:foo:{.*}"` with `"{"` and `"}"`), the whole value
+ * matched. Undefined, as OPA's errors are, for delimiters that are not one byte each, unbalanced
+ * delimiters, or a part that is not a valid pattern.
+ */
+export function bi_regex_template_match(template: Value, value: Value, delimiterStart: Value, delimiterEnd: Value): Value {
+  if (!isString(template) || !isString(value) || !isString(delimiterStart) || !isString(delimiterEnd)) return UNDEFINED;
+  if (stringLength(delimiterStart) != 1 || stringLength(delimiterEnd) != 1) return UNDEFINED;
+  const open = load<u8>(stringData(delimiterStart));
+  const close = load<u8>(stringData(delimiterEnd));
+  const re = templatePattern(stringData(template), stringLength(template), open, close);
+  if (re === null) return UNDEFINED;
+  return booleanValue(re.matches(stringData(value), stringLength(value)));
 }
