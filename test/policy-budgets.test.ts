@@ -32,6 +32,7 @@ const SOURCES: Record<string, string> = {
   'square-v1.rego': 'package gatehouse.square.v1\n\nr := numbers.range(1, input.n)\n\nall_positive if every i in r { every j in r { j > 0 } }\n',
   'sized-v1.rego': 'package gatehouse.sized.v1\n\nsize := count(numbers.range(1, input.n))\n',
   'hosts-v1.rego': 'package gatehouse.hosts.v1\n\nsize := count(net.cidr_expand(input.cidr))\n',
+  'globs-v1.rego': 'package gatehouse.globs.v1\n\nmeet := regex.globs_match(input.a, input.b)\n',
 };
 
 async function openEngine(dir: string, budgets: { maxMemoryPages?: number; maxIterations?: number } = {}): Promise<PolicyEngine> {
@@ -63,6 +64,18 @@ t.test('net.cidr_expand refuses networks beyond its size budget and lists those 
     t.equal(over.value, undefined, `net.cidr_expand(${cidr}) has no value`);
     t.equal(over.error, 'policy exceeded its size budget: net.cidr_expand builds at most 65536 elements');
   }
+});
+
+t.test('regex.globs_match gives up on globs whose intersection would take exponential time, and answers the rest', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  const globs = (n: number) => ({ a: `${'.*a'.repeat(n)}b+`, b: `${'a*.'.repeat(n)}c+` });
+  t.same(engine.evaluate('globs-v1', globs(4)).value, { meet: false }, 'a few flagged tokens are decided');
+  t.same(engine.evaluate('globs-v1', { a: 'a.*z', b: 'ab+c*z' }).value, { meet: true });
+  // Without the budget this evaluation ran for over a minute.
+  const over = engine.evaluate('globs-v1', globs(16));
+  t.equal(over.value, undefined, 'sixteen of each has no value');
+  t.equal(over.error, 'policy exceeded its size budget: regex.globs_match gave up after 2000000 steps');
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {
