@@ -33,6 +33,7 @@ const SOURCES: Record<string, string> = {
   'sized-v1.rego': 'package gatehouse.sized.v1\n\nsize := count(numbers.range(1, input.n))\n',
   'hosts-v1.rego': 'package gatehouse.hosts.v1\n\nsize := count(net.cidr_expand(input.cidr))\n',
   'globs-v1.rego': 'package gatehouse.globs.v1\n\nmeet := regex.globs_match(input.a, input.b)\n',
+  'matches-v1.rego': 'package gatehouse.matches.v1\n\nsize := count(net.cidr_contains_matches(input.cidrs, input.ips))\n',
 };
 
 async function openEngine(dir: string, budgets: { maxMemoryPages?: number; maxIterations?: number } = {}): Promise<PolicyEngine> {
@@ -76,6 +77,17 @@ t.test('regex.globs_match gives up on globs whose intersection would take expone
   const over = engine.evaluate('globs-v1', globs(16));
   t.equal(over.value, undefined, 'sixteen of each has no value');
   t.equal(over.error, 'policy exceeded its size budget: regex.globs_match gave up after 2000000 steps');
+});
+
+t.test('net.cidr_contains_matches compares at most a million pairs', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  const cidrs = (n: number) => Array.from({ length: n }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`);
+  const ips = (n: number) => Array.from({ length: n }, (_, i) => `10.${i >> 8}.${i & 255}.7`);
+  t.same(engine.evaluate('matches-v1', { cidrs: cidrs(1000), ips: ips(1000) }).value, { size: 1000 }, 'a thousand by a thousand, each address in its own network');
+  const over = engine.evaluate('matches-v1', { cidrs: cidrs(1000), ips: ips(1001) });
+  t.equal(over.value, undefined, 'one pair more has no value');
+  t.equal(over.error, 'policy exceeded its size budget: net.cidr_contains_matches compares at most 1000000 pairs');
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {
