@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { PUBLIC_KEY_ALGORITHMS, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
@@ -137,9 +137,7 @@ const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
   trace,
   'time.now_ns': timeNowNs,
-  'io.jwt.verify_rs256': jwtVerifier('RS256'),
-  'io.jwt.verify_es256': jwtVerifier('ES256'),
-  'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
+  ...Object.fromEntries(PUBLIC_KEY_ALGORITHMS.map((alg) => [`io.jwt.verify_${alg.toLowerCase()}`, jwtVerifier(alg)])),
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
   'yaml.marshal': (jsonText: unknown) => (isString(jsonText) ? yamlMarshal(jsonText) : undefined),
   'yaml.unmarshal': yamlUnmarshalBuiltin,
