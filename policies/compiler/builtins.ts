@@ -244,6 +244,7 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_es384': host(2),
   'io.jwt.verify_es512': host(2),
   'io.jwt.verify_eddsa': host(2),
+  'io.jwt.decode_verify': host(2),
 };
 
 /** The runtime export implementing a native builtin. */

@@ -4,7 +4,7 @@
  * that is not three base64url segments with a JSON header, a key that does not parse) make the
  * call undefined; a well-formed token whose signature does not match is `false`.
  */
-import { constants, createPublicKey, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import { constants, createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** Base64url with or without padding, as OPA's `base64url.decode` takes it; undefined if invalid. */
 function base64UrlBytes(s: string): Buffer | undefined {
@@ -16,7 +16,8 @@ function base64UrlBytes(s: string): Buffer | undefined {
 
 type JsonObject = Record<string, unknown>;
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Whether a JSON value is an object (not an array or null). */
+export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function jsonObject(bytes: Buffer): JsonObject | undefined {
   try {
@@ -67,26 +68,26 @@ interface Jws {
   header: TokenHeader;
   /** The second segment as written. */
   payloadSegment: string;
-  signature: Buffer;
+  /** Undefined when not base64url: `decode_verify` answers an invalid header before it looks. */
+  signature: Buffer | undefined;
   /** `<header>.<payload>` as written: what the signature covers. */
   signed: string;
 }
 
 /**
  * A compact JWS as OPA's verifiers read it: three segments, the first a base64url JSON object
- * with well-typed parameters and no `enc` (a JWE), the third base64url. The payload is left
- * undecoded, as the verifiers only sign over it.
+ * with well-typed parameters and no `enc` (a JWE). The payload is left undecoded, as the
+ * verifiers only sign over it.
  */
 function parseJws(token: string): Jws | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;
   const [h, p, s] = parts as [string, string, string];
   const headerBytes = base64UrlBytes(h);
-  const signature = base64UrlBytes(s);
   const decodedHeader = headerBytes && jsonObject(headerBytes);
-  if (!decodedHeader || !signature || 'enc' in decodedHeader) return undefined;
+  if (!decodedHeader || 'enc' in decodedHeader) return undefined;
   const header = tokenHeader(decodedHeader);
-  return header && { decodedHeader, header, payloadSegment: p, signature, signed: `${h}.${p}` };
+  return header && { decodedHeader, header, payloadSegment: p, signature: base64UrlBytes(s), signed: `${h}.${p}` };
 }
 
 /** The algorithms verified with a public key, each OPA's `io.jwt.verify_<alg in lower case>`. */
@@ -168,15 +169,145 @@ function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffe
   }
 }
 
-/** Whether any of `keys` verifies the token's signature in `algorithm`. */
-function verifiesWithAny(algorithm: SignatureAlgorithm, keys: KeyObject[], jws: Jws): boolean {
-  const data = Buffer.from(jws.signed, 'utf8');
-  return keys.some((key) => verifiesWith(algorithm, key, data, jws.signature));
-}
-
 /** `io.jwt.verify_<alg>(token, certificate)` for a public-key algorithm. */
 export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string, certificate: string): boolean | undefined {
   const keys = verificationKeys(certificate);
   const jws = parseJws(token);
-  return keys && jws && verifiesWithAny(algorithm, candidateKeys(keys, jws.header), jws);
+  const signature = jws?.signature;
+  if (!keys || !jws || !signature) return undefined;
+  const data = Buffer.from(jws.signed, 'utf8');
+  return candidateKeys(keys, jws.header).some((key) => verifiesWith(algorithm, key, data, signature));
+}
+
+/** `decode_verify`'s constraints, as OPA's parseTokenConstraints reads them. */
+interface TokenConstraints {
+  /** The `cert` constraint's keys (possibly none), or undefined without one. */
+  keys: VerificationKey[] | undefined;
+  secret: string;
+  alg: string;
+  iss: string;
+  aud: string;
+  /** Nanoseconds since the epoch, a float64 in OPA too. */
+  time: number;
+}
+
+const STRING_CONSTRAINTS = ['secret', 'alg', 'iss', 'aud'] as const;
+const isStringConstraint = (name: string): name is (typeof STRING_CONSTRAINTS)[number] => (STRING_CONSTRAINTS as readonly string[]).includes(name);
+
+/**
+ * The constraints object read as OPA reads it, undefined where OPA errs: an unknown name, a
+ * `cert` that is not a string of keys, another string constraint that is not a string, a `time`
+ * that is not a non-negative number, or not exactly one of `cert` and a non-empty `secret`.
+ * Without `time`, `now` (the evaluation's `time.now_ns()`).
+ */
+function tokenConstraints(object: JsonObject, now: () => number): TokenConstraints | undefined {
+  const parsed: TokenConstraints = { keys: undefined, secret: '', alg: '', iss: '', aud: '', time: -1 };
+  for (const [name, value] of Object.entries(object)) {
+    if (name === 'cert') {
+      parsed.keys = typeof value === 'string' ? verificationKeys(value) : undefined;
+      if (!parsed.keys) return undefined;
+    } else if (name === 'time') {
+      if (typeof value !== 'number' || value < 0) return undefined;
+      parsed.time = value;
+    } else if (isStringConstraint(name) && typeof value === 'string') {
+      parsed[name] = value;
+    } else {
+      return undefined;
+    }
+  }
+  if ((parsed.keys === undefined) === (parsed.secret === '')) return undefined;
+  if (parsed.time === -1) parsed.time = now();
+  return parsed;
+}
+
+/** HMAC digests by JWS algorithm. */
+const HMAC_DIGESTS: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
+
+const isPublicKeyAlgorithm = (alg: string): alg is SignatureAlgorithm => (PUBLIC_KEY_ALGORITHMS as readonly string[]).includes(alg);
+
+/**
+ * Whether the token's signature verifies under the constraints in the algorithm its header names
+ * (jwsbb.Verify in OPA): public keys chosen as `candidateKeys` does for a `cert`, the bytes of a
+ * `secret` for HMAC; a key that does not fit the algorithm, or an unknown algorithm, never verifies.
+ */
+function constraintsVerify(constraints: TokenConstraints, jws: Jws, signature: Buffer): boolean {
+  const { alg } = jws.header;
+  const data = Buffer.from(jws.signed, 'utf8');
+  if (constraints.keys) {
+    return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some((key) => verifiesWith(alg, key, data, signature));
+  }
+  const digest = HMAC_DIGESTS[alg];
+  if (!digest) return false;
+  const mac = createHmac(digest, constraints.secret).update(data).digest();
+  return mac.length === signature.length && timingSafeEqual(mac, signature);
+}
+
+/** RFC 7515 4.1.1 and 4.1.11: `alg` is required, and a critical parameter OPA does not know invalidates the header. */
+const validHeader = (header: TokenHeader): boolean => header.alg !== '' && !header.unknown.some((name) => header.crit.has(name));
+
+/** What `decode_verify` answers for a token that does not verify or meet the constraints. */
+const UNVERIFIED: [false, JsonObject, JsonObject] = [false, {}, {}];
+
+type Verified = [boolean, JsonObject, JsonObject];
+
+/**
+ * The innermost token's header and payload once every level verifies (a header with `cty` `JWT`,
+ * in any case, nests the next token as its payload, untrimmed); `UNVERIFIED`, or undefined where
+ * OPA errs.
+ */
+function verifiedToken(token: string, constraints: TokenConstraints): Verified | undefined {
+  const jws = parseJws(token);
+  if (!jws) return undefined;
+  if (!validHeader(jws.header) || (constraints.alg !== '' && constraints.alg !== jws.header.alg)) return UNVERIFIED;
+  if (!jws.signature) return undefined;
+  if (!constraintsVerify(constraints, jws, jws.signature)) return UNVERIFIED;
+  const payloadBytes = base64UrlBytes(jws.payloadSegment);
+  if (!payloadBytes) return undefined;
+  if (jws.header.cty.toLowerCase() === 'jwt') return verifiedToken(payloadBytes.toString('utf8'), constraints);
+  const payload = jsonObject(payloadBytes);
+  return payload && [true, jws.decodedHeader, payload];
+}
+
+/** An audience claim meets the `aud` constraint when it is that string, or an array holding it ('' without one). */
+function validAudience(aud: unknown, wanted: string): boolean {
+  return aud === wanted || (Array.isArray(aud) && aud.includes(wanted));
+}
+
+/**
+ * Whether the payload's registered claims meet the constraints, checked in OPA's order, which
+ * decides whether a token failing one check and malformed in a later one is false or undefined:
+ * `iss` as required, `aud` (a token with an audience needs the constraint to name it, and one
+ * without fails an `aud` constraint), `exp` after and `nbf` not after the constraint's time, in
+ * seconds. Undefined where OPA errs: an `iss` that is not a string when one is required, an `exp`
+ * or `nbf` that is not a number.
+ */
+function claimsHold(payload: JsonObject, constraints: TokenConstraints): boolean | undefined {
+  const { iss, aud, exp, nbf } = payload;
+  const seconds = constraints.time / 1e9;
+  if (constraints.iss !== '') {
+    if (!('iss' in payload)) return false;
+    if (typeof iss !== 'string') return undefined;
+    if (iss !== constraints.iss) return false;
+  }
+  if ('aud' in payload ? !validAudience(aud, constraints.aud) : constraints.aud !== '') return false;
+  if ('exp' in payload) {
+    if (typeof exp !== 'number') return undefined;
+    if (seconds >= exp) return false;
+  }
+  if ('nbf' in payload && typeof nbf !== 'number') return undefined;
+  return !('nbf' in payload) || seconds >= (nbf as number);
+}
+
+/**
+ * `io.jwt.decode_verify(token, constraints)`: `[true, header, payload]` when the token's signature
+ * verifies under the constraints' key and its claims meet them, `[false, {}, {}]` when not, and
+ * undefined where OPA errs (malformed token or constraints). `now` gives the evaluation's
+ * `time.now_ns()`, read only when the constraints carry no `time`.
+ */
+export function jwtDecodeVerify(token: string, constraints: JsonObject, now: () => number): Verified | undefined {
+  const parsed = tokenConstraints(constraints, now);
+  const verified = parsed && verifiedToken(token, parsed);
+  if (!parsed || !verified || !verified[0]) return verified;
+  const holds = claimsHold(verified[2], parsed);
+  return holds === undefined ? undefined : holds ? verified : UNVERIFIED;
 }
