@@ -122,6 +122,15 @@ t.test("io.jwt.decode_verify checks exp and nbf against the evaluation's time.no
   t.equal(call('io.jwt.decode_verify', 1, { secret: 'secret' }), undefined, 'not a token');
 });
 
+t.test('io.jwt.encode_sign_raw signs the text as given, which decode_verify reads back', async (t) => {
+  const key = JSON.stringify({ kty: 'oct', k: Buffer.from('secret').toString('base64url') });
+  const token = call('io.jwt.encode_sign_raw', '{"alg":"HS256"}', '{"sub": "alice"}', key) as string;
+  t.equal(token.split('.')[1], Buffer.from('{"sub": "alice"}').toString('base64url'), 'the payload text, spaces kept');
+  t.same(call('io.jwt.decode_verify', token, { secret: 'secret' }), [true, { alg: 'HS256' }, { sub: 'alice' }]);
+  t.equal(call('io.jwt.encode_sign_raw', '{"alg":"HS256"}', { sub: 'alice' }, key), undefined, 'raw operands are strings');
+  t.equal(call('io.jwt.encode_sign_raw', '{"alg":"RS256"}', '{}', key), undefined, 'an oct key cannot sign RS256');
+});
+
 t.test('time.parse_rfc3339_ns parses like Go time.RFC3339 (for modules built by opa)', async (t) => {
   for (const [text, ns, why] of RFC3339_CASES) t.equal(integerCall('time.parse_rfc3339_ns', text), ns, why ?? JSON.stringify(text));
   t.equal(new TextDecoder().decode(call('time.parse_rfc3339_ns', '1969-12-31T23:59:59Z') as ArrayBuffer), '-1000000000', 'JSON text');

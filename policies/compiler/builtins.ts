@@ -245,6 +245,8 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'io.jwt.verify_es512': host(2),
   'io.jwt.verify_eddsa': host(2),
   'io.jwt.decode_verify': host(2),
+  'io.jwt.encode_sign': host(3, { hostTakesJsonText: true }),
+  'io.jwt.encode_sign_raw': host(3),
 };
 
 /** The runtime export implementing a native builtin. */

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { PUBLIC_KEY_ALGORITHMS, isObject, jwtDecodeVerify, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { PUBLIC_KEY_ALGORITHMS, isObject, jwtDecodeVerify, jwtEncodeSign, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
@@ -139,12 +139,21 @@ const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certific
 const jwtDecodeVerifyBuiltin = (token: unknown, constraints: unknown) =>
   isString(token) && isObject(constraints) ? jwtDecodeVerify(token, constraints, () => Number(evaluationNowNs())) : undefined;
 
+/**
+ * `io.jwt.encode_sign_raw(headers, payload, key)` of three strings; `io.jwt.encode_sign` too, as
+ * the module hands it the JSON text of its operands, which is what OPA marshals and signs.
+ */
+const jwtEncodeSignBuiltin = (headers: unknown, payload: unknown, key: unknown) =>
+  isString(headers) && isString(payload) && isString(key) ? jwtEncodeSign(headers, payload, key) : undefined;
+
 /** The host builtins by OPA name. */
 const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
   trace,
   'time.now_ns': timeNowNs,
   'io.jwt.decode_verify': jwtDecodeVerifyBuiltin,
+  'io.jwt.encode_sign': jwtEncodeSignBuiltin,
+  'io.jwt.encode_sign_raw': jwtEncodeSignBuiltin,
   ...Object.fromEntries(PUBLIC_KEY_ALGORITHMS.map((alg) => [`io.jwt.verify_${alg.toLowerCase()}`, jwtVerifier(alg)])),
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
   'yaml.marshal': (jsonText: unknown) => (isString(jsonText) ? yamlMarshal(jsonText) : undefined),

@@ -1,10 +1,11 @@
 /**
  * OPA's public-key JWT builtins, which the policy runtime leaves to the host's node:crypto:
- * `io.jwt.verify_rs*|ps*|es*|eddsa` and `io.jwt.decode_verify`. Operands OPA refuses (a token
- * that is not three base64url segments with a JSON header, a key that does not parse) make the
- * call undefined; a well-formed token whose signature does not match is `false`.
+ * `io.jwt.verify_rs*|ps*|es*|eddsa`, `io.jwt.decode_verify` and `io.jwt.encode_sign(_raw)`.
+ * Operands OPA refuses (a token that is not three base64url segments with a JSON header, a key
+ * that does not parse) make the call undefined; a well-formed token whose signature does not
+ * match is `false`.
  */
-import { constants, createHmac, createPublicKey, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import { constants, createHmac, createPrivateKey, createPublicKey, sign, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** Base64url with or without padding, as OPA's `base64url.decode` takes it; undefined if invalid. */
 function base64UrlBytes(s: string): Buffer | undefined {
@@ -136,8 +137,8 @@ function candidateKeys(keys: VerificationKey[], header: TokenHeader): KeyObject[
   return keys.filter(({ alg }) => alg === '' || alg === header.alg).map(({ key }) => key);
 }
 
-/** How each algorithm verifies: its digest, the key type it needs, and the signature scheme. */
-const VERIFY_PARAMS: Record<SignatureAlgorithm, { digest: string | null; keyType: string; scheme: 'pkcs1' | 'pss' | 'ecdsa' | 'eddsa' }> = {
+/** How each algorithm signs and verifies: its digest, the key type it needs, and the signature scheme. */
+const SIGNATURE_PARAMS: Record<SignatureAlgorithm, { digest: string | null; keyType: string; scheme: 'pkcs1' | 'pss' | 'ecdsa' | 'eddsa' }> = {
   RS256: { digest: 'sha256', keyType: 'rsa', scheme: 'pkcs1' },
   RS384: { digest: 'sha384', keyType: 'rsa', scheme: 'pkcs1' },
   RS512: { digest: 'sha512', keyType: 'rsa', scheme: 'pkcs1' },
@@ -156,7 +157,7 @@ const VERIFY_PARAMS: Record<SignatureAlgorithm, { digest: string | null; keyType
  * no options; ECDSA signatures are r ‖ s, as JWS writes them.
  */
 function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  const { digest, keyType, scheme } = VERIFY_PARAMS[algorithm];
+  const { digest, keyType, scheme } = SIGNATURE_PARAMS[algorithm];
   if (key.asymmetricKeyType !== keyType) return false;
   const options =
     scheme === 'pss' ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }
@@ -223,6 +224,8 @@ function tokenConstraints(object: JsonObject, now: () => number): TokenConstrain
 /** HMAC digests by JWS algorithm. */
 const HMAC_DIGESTS: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
 
+const hmac = (alg: string, key: Buffer | string, data: Buffer): Buffer => createHmac(HMAC_DIGESTS[alg] as string, key).update(data).digest();
+
 const isPublicKeyAlgorithm = (alg: string): alg is SignatureAlgorithm => (PUBLIC_KEY_ALGORITHMS as readonly string[]).includes(alg);
 
 /**
@@ -236,9 +239,8 @@ function constraintsVerify(constraints: TokenConstraints, jws: Jws, signature: B
   if (constraints.keys) {
     return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some((key) => verifiesWith(alg, key, data, signature));
   }
-  const digest = HMAC_DIGESTS[alg];
-  if (!digest) return false;
-  const mac = createHmac(digest, constraints.secret).update(data).digest();
+  if (!HMAC_DIGESTS[alg]) return false;
+  const mac = hmac(alg, constraints.secret, data);
   return mac.length === signature.length && timingSafeEqual(mac, signature);
 }
 
@@ -310,4 +312,63 @@ export function jwtDecodeVerify(token: string, constraints: JsonObject, now: () 
   if (!parsed || !verified || !verified[0]) return verified;
   const holds = claimsHold(verified[2], parsed);
   return holds === undefined ? undefined : holds ? verified : UNVERIFIED;
+}
+
+/** The first key of a JWK or JWK set, as OPA signs with; undefined if there is none. */
+function firstJwk(text: string): JsonObject | undefined {
+  const jwk = jsonObject(Buffer.from(text, 'utf8'));
+  const first: unknown = Array.isArray(jwk?.keys) ? jwk.keys[0] : jwk;
+  return isObject(first) ? first : undefined;
+}
+
+/**
+ * The signature of `data` in `alg` under a JWK: HMAC with the bytes of an `oct` key's `k`, or a
+ * private key of the type the algorithm needs (PSS salted with the digest's length, ECDSA as
+ * r ‖ s); undefined for a key that does not fit, as jwsbb.Sign refuses it.
+ */
+function jwkSignature(alg: string, jwk: JsonObject, data: Buffer): Buffer | undefined {
+  if (HMAC_DIGESTS[alg]) {
+    const secret = jwk.kty === 'oct' && typeof jwk.k === 'string' ? base64UrlBytes(jwk.k) : undefined;
+    return secret && hmac(alg, secret, data);
+  }
+  if (!isPublicKeyAlgorithm(alg)) return undefined;
+  const { digest, keyType, scheme } = SIGNATURE_PARAMS[alg];
+  try {
+    const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
+    if (key.asymmetricKeyType !== keyType) return undefined;
+    const options =
+      scheme === 'pss' ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
+      : scheme === 'ecdsa' ? { key, dsaEncoding: 'ieee-p1363' as const }
+      : key;
+    return sign(digest, data, options);
+  } catch {
+    return undefined;
+  }
+}
+
+const isJsonText = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * `io.jwt.encode_sign_raw(headers, payload, key)`, and `encode_sign` given the JSON text of its
+ * operands: a compact JWS of the header and payload text exactly as given, signed with the first
+ * key of the JWK (set) in the header's `alg`. Undefined where OPA errs: no key, a header that is
+ * not JSON or whose `alg` is missing or not a JWS algorithm, a payload that is not JSON when the
+ * header's `typ` is `JWT` or not a string, a key that does not fit the algorithm.
+ */
+export function jwtEncodeSign(headers: string, payload: string, key: string): string | undefined {
+  const jwk = firstJwk(key);
+  const header = jsonObject(Buffer.from(headers, 'utf8'));
+  const { alg, typ } = header ?? {};
+  if (!jwk || typeof alg !== 'string' || !isAlgorithm(alg)) return undefined;
+  if ((typeof typ !== 'string' || typ === 'JWT') && !isJsonText(payload)) return undefined;
+  const signed = `${Buffer.from(headers).toString('base64url')}.${Buffer.from(payload).toString('base64url')}`;
+  const signature = jwkSignature(alg, jwk, Buffer.from(signed, 'utf8'));
+  return signature && `${signed}.${signature.toString('base64url')}`;
 }
