@@ -151,20 +151,24 @@ const SIGNATURE_PARAMS: Record<SignatureAlgorithm, { digest: string | null; keyT
   EdDSA: { digest: null, keyType: 'ed25519', scheme: 'eddsa' },
 };
 
+type Scheme = (typeof SIGNATURE_PARAMS)[SignatureAlgorithm]['scheme'];
+
+/** node:crypto's key options for a scheme: PSS padding with the given salt length, ECDSA signatures as r ‖ s as JWS writes them. */
+function schemeKey(scheme: Scheme, key: KeyObject, pssSaltLength: number) {
+  if (scheme === 'pss') return { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: pssSaltLength };
+  return scheme === 'ecdsa' ? { key, dsaEncoding: 'ieee-p1363' as const } : key;
+}
+
 /**
  * Whether `signature` signs `data` under `key` in `algorithm`. A key of another type never
  * verifies, as Go's verifiers refuse it. PSS takes any salt length, as Go's `rsa.VerifyPSS` with
- * no options; ECDSA signatures are r ‖ s, as JWS writes them.
+ * no options.
  */
 function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer): boolean {
   const { digest, keyType, scheme } = SIGNATURE_PARAMS[algorithm];
   if (key.asymmetricKeyType !== keyType) return false;
-  const options =
-    scheme === 'pss' ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }
-    : scheme === 'ecdsa' ? { key, dsaEncoding: 'ieee-p1363' as const }
-    : key;
   try {
-    return verify(digest, data, options, signature);
+    return verify(digest, data, schemeKey(scheme, key, constants.RSA_PSS_SALTLEN_AUTO), signature);
   } catch {
     return false;
   }
@@ -323,8 +327,8 @@ function firstJwk(text: string): JsonObject | undefined {
 
 /**
  * The signature of `data` in `alg` under a JWK: HMAC with the bytes of an `oct` key's `k`, or a
- * private key of the type the algorithm needs (PSS salted with the digest's length, ECDSA as
- * r ‖ s); undefined for a key that does not fit, as jwsbb.Sign refuses it.
+ * private key of the type the algorithm needs (PSS salted with the digest's length); undefined
+ * for a key that does not fit, as jwsbb.Sign refuses it.
  */
 function jwkSignature(alg: string, jwk: JsonObject, data: Buffer): Buffer | undefined {
   if (HMAC_DIGESTS[alg]) {
@@ -336,11 +340,7 @@ function jwkSignature(alg: string, jwk: JsonObject, data: Buffer): Buffer | unde
   try {
     const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
     if (key.asymmetricKeyType !== keyType) return undefined;
-    const options =
-      scheme === 'pss' ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
-      : scheme === 'ecdsa' ? { key, dsaEncoding: 'ieee-p1363' as const }
-      : key;
-    return sign(digest, data, options);
+    return sign(digest, data, schemeKey(scheme, key, constants.RSA_PSS_SALTLEN_DIGEST));
   } catch {
     return undefined;
   }
