@@ -104,6 +104,8 @@ interface VerificationKey {
   key: KeyObject;
   alg: string;
   kid: string;
+  /** Whether the JWK is a private key (has `d`), whose public half node:crypto takes. */
+  private: boolean;
 }
 
 const jwkString = (jwk: JsonObject, name: string): string => (typeof jwk[name] === 'string' ? (jwk[name] as string) : '');
@@ -115,12 +117,18 @@ const jwkString = (jwk: JsonObject, name: string): string => (typeof jwk[name] =
  */
 function verificationKeys(certificate: string): VerificationKey[] | undefined {
   try {
-    if (certificate.includes('-----BEGIN CERTIFICATE-----')) return [{ key: new X509Certificate(certificate).publicKey, alg: '', kid: '' }];
-    if (certificate.includes('-----BEGIN')) return [{ key: createPublicKey(certificate), alg: '', kid: '' }];
+    const pem = (key: KeyObject): VerificationKey[] => [{ key, alg: '', kid: '', private: false }];
+    if (certificate.includes('-----BEGIN CERTIFICATE-----')) return pem(new X509Certificate(certificate).publicKey);
+    if (certificate.includes('-----BEGIN')) return pem(createPublicKey(certificate));
     const jwk = JSON.parse(certificate) as { keys?: unknown };
     const jwks = (Array.isArray(jwk.keys) ? jwk.keys : [jwk]) as JsonObject[];
     return jwks
-      .map((key) => ({ key: createPublicKey({ key: key as never, format: 'jwk' }), alg: jwkString(key, 'alg'), kid: jwkString(key, 'kid') }))
+      .map((key) => ({
+        key: createPublicKey({ key: key as never, format: 'jwk' }),
+        alg: jwkString(key, 'alg'),
+        kid: jwkString(key, 'kid'),
+        private: 'd' in key,
+      }))
       .filter(({ alg }) => alg === '' || isAlgorithm(alg));
   } catch {
     return undefined;
@@ -131,10 +139,10 @@ function verificationKeys(certificate: string): VerificationKey[] | undefined {
  * The keys OPA tries for a token: only the key whose `kid` the header names if there is one,
  * else every key whose `alg`, if it has one, is the header's.
  */
-function candidateKeys(keys: VerificationKey[], header: TokenHeader): KeyObject[] {
+function candidateKeys(keys: VerificationKey[], header: TokenHeader): VerificationKey[] {
   const named = header.kid === '' ? undefined : keys.find(({ kid }) => kid === header.kid);
-  if (named) return [named.key];
-  return keys.filter(({ alg }) => alg === '' || alg === header.alg).map(({ key }) => key);
+  if (named) return [named];
+  return keys.filter(({ alg }) => alg === '' || alg === header.alg);
 }
 
 /** How each algorithm signs and verifies: its digest, the key type it needs, and the signature scheme. */
@@ -160,28 +168,33 @@ function schemeKey(scheme: Scheme, key: KeyObject, pssSaltLength: number) {
 }
 
 /**
- * Whether `signature` signs `data` under `key` in `algorithm`. A key of another type never
- * verifies, as Go's verifiers refuse it. PSS takes any salt length, as Go's `rsa.VerifyPSS` with
- * no options.
+ * Whether `signature` signs `data` under `key` in `algorithm`, PSS salted with `pssSaltLength`.
+ * A key of another type never verifies, as Go's verifiers refuse it.
  */
-function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer): boolean {
+function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer, pssSaltLength: number): boolean {
   const { digest, keyType, scheme } = SIGNATURE_PARAMS[algorithm];
   if (key.asymmetricKeyType !== keyType) return false;
   try {
-    return verify(digest, data, schemeKey(scheme, key, constants.RSA_PSS_SALTLEN_AUTO), signature);
+    return verify(digest, data, schemeKey(scheme, key, pssSaltLength), signature);
   } catch {
     return false;
   }
 }
 
-/** `io.jwt.verify_<alg>(token, certificate)` for a public-key algorithm. */
+/**
+ * `io.jwt.verify_<alg>(token, certificate)` for a public-key algorithm. A private JWK never
+ * verifies: OPA's verifiers take only a public key. PSS takes any salt length, as Go's
+ * `rsa.VerifyPSS` without options.
+ */
 export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string, certificate: string): boolean | undefined {
   const keys = verificationKeys(certificate);
   const jws = parseJws(token);
   const signature = jws?.signature;
   if (!keys || !jws || !signature) return undefined;
   const data = Buffer.from(jws.signed, 'utf8');
-  return candidateKeys(keys, jws.header).some((key) => verifiesWith(algorithm, key, data, signature));
+  return candidateKeys(keys, jws.header).some(
+    (key) => !key.private && verifiesWith(algorithm, key.key, data, signature, constants.RSA_PSS_SALTLEN_AUTO),
+  );
 }
 
 /** `decode_verify`'s constraints, as OPA's parseTokenConstraints reads them. */
@@ -234,14 +247,16 @@ const isPublicKeyAlgorithm = (alg: string): alg is SignatureAlgorithm => (PUBLIC
 
 /**
  * Whether the token's signature verifies under the constraints in the algorithm its header names
- * (jwsbb.Verify in OPA): public keys chosen as `candidateKeys` does for a `cert`, the bytes of a
- * `secret` for HMAC; a key that does not fit the algorithm, or an unknown algorithm, never verifies.
+ * (jwsbb.Verify in OPA): public keys chosen as `candidateKeys` does for a `cert`, private JWKs by
+ * their public half, PSS salted with the digest's length (RFC 7518), as jwx requires; the bytes
+ * of a `secret` for HMAC. A key that does not fit the algorithm, or an unknown algorithm, never
+ * verifies.
  */
 function constraintsVerify(constraints: TokenConstraints, jws: Jws, signature: Buffer): boolean {
   const { alg } = jws.header;
   const data = Buffer.from(jws.signed, 'utf8');
   if (constraints.keys) {
-    return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some((key) => verifiesWith(alg, key, data, signature));
+    return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some(({ key }) => verifiesWith(alg, key, data, signature, constants.RSA_PSS_SALTLEN_DIGEST));
   }
   if (!HMAC_DIGESTS[alg]) return false;
   const mac = hmac(alg, constraints.secret, data);
