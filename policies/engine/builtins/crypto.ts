@@ -168,14 +168,46 @@ function schemeKey(scheme: Scheme, key: KeyObject, pssSaltLength: number) {
 }
 
 /**
- * Whether `signature` signs `data` under `key` in `algorithm`, PSS salted with `pssSaltLength`.
- * A key of another type never verifies, as Go's verifiers refuse it.
+ * How a verifier reads what JWS leaves to it. OPA's `io.jwt.verify_*` take any PSS salt length
+ * (Go's `rsa.VerifyPSS` without options) and split an ECDSA signature in half whatever its
+ * length (`verifyES`); `decode_verify`, through jwx, wants the salt as long as the digest and r ‖ s
+ * exactly twice the curve's size.
  */
-function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer, pssSaltLength: number): boolean {
+interface VerifyRules {
+  pssSaltLength: number;
+  ecdsaHalves: boolean;
+}
+
+const VERIFY_BUILTIN_RULES: VerifyRules = { pssSaltLength: constants.RSA_PSS_SALTLEN_AUTO, ecdsaHalves: true };
+const JWX_RULES: VerifyRules = { pssSaltLength: constants.RSA_PSS_SALTLEN_DIGEST, ecdsaHalves: false };
+
+/** A DER INTEGER of unsigned big-endian bytes. */
+function derInteger(bytes: Buffer): Buffer {
+  const first = bytes.findIndex((b) => b !== 0);
+  const magnitude = first < 0 ? Buffer.alloc(1) : bytes.subarray(first);
+  const body = (magnitude[0] as number) & 0x80 ? Buffer.concat([Buffer.alloc(1), magnitude]) : magnitude;
+  return Buffer.concat([Buffer.from([0x02, ...derLength(body.length)]), body]);
+}
+
+const derLength = (n: number): number[] => (n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff]);
+
+/** An ECDSA signature's two halves (r, then s with any odd byte) as the DER node:crypto reads. */
+function halvesAsDer(signature: Buffer): Buffer {
+  const half = Math.floor(signature.length / 2);
+  const integers = Buffer.concat([derInteger(signature.subarray(0, half)), derInteger(signature.subarray(half))]);
+  return Buffer.concat([Buffer.from([0x30, ...derLength(integers.length)]), integers]);
+}
+
+/**
+ * Whether `signature` signs `data` under `key` in `algorithm`, read by `rules`. A key of another
+ * type never verifies, as Go's verifiers refuse it.
+ */
+function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer, signature: Buffer, rules: VerifyRules): boolean {
   const { digest, keyType, scheme } = SIGNATURE_PARAMS[algorithm];
   if (key.asymmetricKeyType !== keyType) return false;
   try {
-    return verify(digest, data, schemeKey(scheme, key, pssSaltLength), signature);
+    if (scheme === 'ecdsa' && rules.ecdsaHalves) return verify(digest, data, { key, dsaEncoding: 'der' }, halvesAsDer(signature));
+    return verify(digest, data, schemeKey(scheme, key, rules.pssSaltLength), signature);
   } catch {
     return false;
   }
@@ -183,8 +215,7 @@ function verifiesWith(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffe
 
 /**
  * `io.jwt.verify_<alg>(token, certificate)` for a public-key algorithm. A private JWK never
- * verifies: OPA's verifiers take only a public key. PSS takes any salt length, as Go's
- * `rsa.VerifyPSS` without options.
+ * verifies: OPA's verifiers take only a public key.
  */
 export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string, certificate: string): boolean | undefined {
   const keys = verificationKeys(certificate);
@@ -193,7 +224,7 @@ export function jwtVerifyPublicKey(algorithm: SignatureAlgorithm, token: string,
   if (!keys || !jws || !signature) return undefined;
   const data = Buffer.from(jws.signed, 'utf8');
   return candidateKeys(keys, jws.header).some(
-    (key) => !key.private && verifiesWith(algorithm, key.key, data, signature, constants.RSA_PSS_SALTLEN_AUTO),
+    (key) => !key.private && verifiesWith(algorithm, key.key, data, signature, VERIFY_BUILTIN_RULES),
   );
 }
 
@@ -248,15 +279,14 @@ const isPublicKeyAlgorithm = (alg: string): alg is SignatureAlgorithm => (PUBLIC
 /**
  * Whether the token's signature verifies under the constraints in the algorithm its header names
  * (jwsbb.Verify in OPA): public keys chosen as `candidateKeys` does for a `cert`, private JWKs by
- * their public half, PSS salted with the digest's length (RFC 7518), as jwx requires; the bytes
- * of a `secret` for HMAC. A key that does not fit the algorithm, or an unknown algorithm, never
+ * their public half, read by jwx's rules; the bytes of a `secret` for HMAC. A key that does not fit the algorithm, or an unknown algorithm, never
  * verifies.
  */
 function constraintsVerify(constraints: TokenConstraints, jws: Jws, signature: Buffer): boolean {
   const { alg } = jws.header;
   const data = Buffer.from(jws.signed, 'utf8');
   if (constraints.keys) {
-    return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some(({ key }) => verifiesWith(alg, key, data, signature, constants.RSA_PSS_SALTLEN_DIGEST));
+    return isPublicKeyAlgorithm(alg) && candidateKeys(constraints.keys, jws.header).some(({ key }) => verifiesWith(alg, key, data, signature, JWX_RULES));
   }
   if (!HMAC_DIGESTS[alg]) return false;
   const mac = hmac(alg, constraints.secret, data);
