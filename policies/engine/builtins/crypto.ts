@@ -111,15 +111,37 @@ interface VerificationKey {
 const jwkString = (jwk: JsonObject, name: string): string => (typeof jwk[name] === 'string' ? (jwk[name] as string) : '');
 
 /**
+ * The first PEM block of a text, as Go's `pem.Decode` finds it, with what follows its end line,
+ * which OPA requires to be nothing.
+ */
+function firstPemBlock(text: string): { type: string; block: string; rest: string } | undefined {
+  const match = /-----BEGIN ([^\r\n]*?)-----\r?\n[\s\S]*?-----END \1-----[ \t]*(?:\r?\n|$)/.exec(text);
+  return match ? { type: match[1] as string, block: match[0], rest: text.slice(match.index + match[0].length) } : undefined;
+}
+
+/**
+ * The key of a PEM operand as OPA's getKeysFromCertOrJWK reads it: one block and nothing after
+ * it, a `CERTIFICATE` or an X.509 `PUBLIC KEY`; any other block (a PKCS #1 `RSA PUBLIC KEY`, a
+ * private key) is undefined.
+ */
+function pemKey({ type, block, rest }: { type: string; block: string; rest: string }): KeyObject | undefined {
+  if (rest !== '') return undefined;
+  if (type === 'CERTIFICATE') return new X509Certificate(block).publicKey;
+  return type === 'PUBLIC KEY' ? createPublicKey({ key: block, format: 'pem', type: 'spki' }) : undefined;
+}
+
+/**
  * The public keys a certificate operand holds: a PEM certificate or public key, a JWK, or a JWK
  * set; undefined if any does not parse. JWKs naming an algorithm OPA does not know are left out,
  * as OPA does.
  */
 function verificationKeys(certificate: string): VerificationKey[] | undefined {
   try {
-    const pem = (key: KeyObject): VerificationKey[] => [{ key, alg: '', kid: '', private: false }];
-    if (certificate.includes('-----BEGIN CERTIFICATE-----')) return pem(new X509Certificate(certificate).publicKey);
-    if (certificate.includes('-----BEGIN')) return pem(createPublicKey(certificate));
+    const pem = firstPemBlock(certificate);
+    if (pem) {
+      const key = pemKey(pem);
+      return key && [{ key, alg: '', kid: '', private: false }];
+    }
     const jwk = JSON.parse(certificate) as { keys?: unknown };
     const jwks = (Array.isArray(jwk.keys) ? jwk.keys : [jwk]) as JsonObject[];
     return jwks
