@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -95,6 +96,39 @@ t.test('time.now_ns is nanoseconds since the epoch, fixed within one evaluation'
   const end = Date.now() + 3;
   while (Date.now() < end);
   t.not(integerCall('time.now_ns'), a, 'the clock runs again afterwards');
+});
+
+/** An HS256 token of `claims` signed with `secret`, made synchronously so that it can use an evaluation's time. */
+const hs256Token = (claims: object): string => {
+  const signed = ['{"alg":"HS256"}', JSON.stringify(claims)].map((part) => Buffer.from(part).toString('base64url')).join('.');
+  return `${signed}.${createHmac('sha256', 'secret').update(signed).digest('base64url')}`;
+};
+
+t.test("io.jwt.decode_verify checks exp and nbf against the evaluation's time.now_ns", async (t) => {
+  const valid = (claims: object, constraints: object = {}) =>
+    (call('io.jwt.decode_verify', hs256Token(claims), { secret: 'secret', ...constraints }) as unknown[] | undefined)?.[0];
+  withEvaluationScope(() => {
+    const end = Date.now() + 3;
+    while (Date.now() < end);
+    const seconds = Number(integerCall('time.now_ns')) / 1e9;
+    t.equal(valid({ nbf: seconds }), true, 'valid from nbf itself');
+    t.equal(valid({ nbf: seconds + 0.001 }), false, 'not before nbf');
+    t.equal(valid({ exp: seconds + 0.001 }), true, 'valid before exp');
+    t.equal(valid({ exp: seconds }), false, 'expired at exp itself');
+  });
+  t.equal(valid({ exp: 2 }, { time: 1e9 }), true, 'a time constraint, in nanoseconds, replaces the clock');
+  t.equal(valid({ exp: 1 }, { time: 1e9 }), false);
+  t.equal(valid({ exp: 1 }, { time: -1 }), undefined, 'a negative time is an error');
+  t.equal(call('io.jwt.decode_verify', 1, { secret: 'secret' }), undefined, 'not a token');
+});
+
+t.test('io.jwt.encode_sign_raw signs the text as given, which decode_verify reads back', async (t) => {
+  const key = JSON.stringify({ kty: 'oct', k: Buffer.from('secret').toString('base64url') });
+  const token = call('io.jwt.encode_sign_raw', '{"alg":"HS256"}', '{"sub": "alice"}', key) as string;
+  t.equal(token.split('.')[1], Buffer.from('{"sub": "alice"}').toString('base64url'), 'the payload text, spaces kept');
+  t.same(call('io.jwt.decode_verify', token, { secret: 'secret' }), [true, { alg: 'HS256' }, { sub: 'alice' }]);
+  t.equal(call('io.jwt.encode_sign_raw', '{"alg":"HS256"}', { sub: 'alice' }, key), undefined, 'raw operands are strings');
+  t.equal(call('io.jwt.encode_sign_raw', '{"alg":"RS256"}', '{}', key), undefined, 'an oct key cannot sign RS256');
 });
 
 t.test('time.parse_rfc3339_ns parses like Go time.RFC3339 (for modules built by opa)', async (t) => {

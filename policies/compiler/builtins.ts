@@ -241,8 +241,18 @@ export const BUILTINS: Readonly<Record<string, BuiltinSpec>> = {
   'uuid.rfc4122': host(1),
   'net.cidr_merge': host(1, { hostReturnsSet: true }),
   'io.jwt.verify_rs256': host(2),
+  'io.jwt.verify_rs384': host(2),
+  'io.jwt.verify_rs512': host(2),
+  'io.jwt.verify_ps256': host(2),
+  'io.jwt.verify_ps384': host(2),
+  'io.jwt.verify_ps512': host(2),
   'io.jwt.verify_es256': host(2),
+  'io.jwt.verify_es384': host(2),
+  'io.jwt.verify_es512': host(2),
   'io.jwt.verify_eddsa': host(2),
+  'io.jwt.decode_verify': host(2),
+  'io.jwt.encode_sign': host(3, { hostTakesJsonText: true }),
+  'io.jwt.encode_sign_raw': host(3),
 };
 
 /** The runtime export implementing a native builtin. */

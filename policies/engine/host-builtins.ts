@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
-import { jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
+import { PUBLIC_KEY_ALGORITHMS, isObject, jwtDecodeVerify, jwtEncodeSign, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
 import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
@@ -105,12 +105,15 @@ function trace(note: unknown): true | undefined {
   return true;
 }
 
-/** `time.now_ns()`: nanoseconds since the epoch, read from the millisecond wall clock. */
-function timeNowNs(): ArrayBuffer {
+/** The evaluation's `time.now_ns()`: nanoseconds since the epoch, read from the millisecond wall clock at its first use. */
+function evaluationNowNs(): bigint {
   const now = scope?.nowNs ?? BigInt(Date.now()) * 1_000_000n;
   if (scope) scope.nowNs = now;
-  return exactInteger(now);
+  return now;
 }
+
+/** `time.now_ns()`. */
+const timeNowNs = (): ArrayBuffer => exactInteger(evaluationNowNs());
 
 /** `uuid.rfc4122(k)`: a new version 4 UUID, the same one for the same key within an evaluation. */
 function uuidRfc4122(k: unknown): string {
@@ -132,14 +135,26 @@ function yamlUnmarshalBuiltin(s: unknown): ArrayBuffer | undefined {
 const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certificate: unknown) =>
   isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
 
+/** `io.jwt.decode_verify(token, constraints)`, checking times against the evaluation's `time.now_ns()` unless the constraints give one. */
+const jwtDecodeVerifyBuiltin = (token: unknown, constraints: unknown) =>
+  isString(token) && isObject(constraints) ? jwtDecodeVerify(token, constraints, () => Number(evaluationNowNs())) : undefined;
+
+/**
+ * `io.jwt.encode_sign_raw(headers, payload, key)` of three strings; `io.jwt.encode_sign` too, as
+ * the module hands it the JSON text of its operands, which is what OPA marshals and signs.
+ */
+const jwtEncodeSignBuiltin = (headers: unknown, payload: unknown, key: unknown) =>
+  isString(headers) && isString(payload) && isString(key) ? jwtEncodeSign(headers, payload, key) : undefined;
+
 /** The host builtins by OPA name. */
 const byOpaName: Record<string, HostBuiltin> = {
   'internal.print': internalPrint,
   trace,
   'time.now_ns': timeNowNs,
-  'io.jwt.verify_rs256': jwtVerifier('RS256'),
-  'io.jwt.verify_es256': jwtVerifier('ES256'),
-  'io.jwt.verify_eddsa': jwtVerifier('EdDSA'),
+  'io.jwt.decode_verify': jwtDecodeVerifyBuiltin,
+  'io.jwt.encode_sign': jwtEncodeSignBuiltin,
+  'io.jwt.encode_sign_raw': jwtEncodeSignBuiltin,
+  ...Object.fromEntries(PUBLIC_KEY_ALGORITHMS.map((alg) => [`io.jwt.verify_${alg.toLowerCase()}`, jwtVerifier(alg)])),
   'net.cidr_merge': (addrs: unknown) => (Array.isArray(addrs) ? cidrMerge(addrs) : undefined),
   'yaml.marshal': (jsonText: unknown) => (isString(jsonText) ? yamlMarshal(jsonText) : undefined),
   'yaml.unmarshal': yamlUnmarshalBuiltin,
