@@ -34,6 +34,8 @@ const SOURCES: Record<string, string> = {
   'hosts-v1.rego': 'package gatehouse.hosts.v1\n\nsize := count(net.cidr_expand(input.cidr))\n',
   'globs-v1.rego': 'package gatehouse.globs.v1\n\nmeet := regex.globs_match(input.a, input.b)\n',
   'matches-v1.rego': 'package gatehouse.matches.v1\n\nsize := count(net.cidr_contains_matches(input.cidrs, input.ips))\n',
+  'indexed-v1.rego': 'package gatehouse.indexed.v1\n\nat := indexof(input.s, input.sub)\n',
+  'replaced-v1.rego': 'package gatehouse.replaced.v1\n\nsize := count(strings.replace_n(input.patterns, input.s))\n',
 };
 
 async function openEngine(dir: string, budgets: { maxMemoryPages?: number; maxIterations?: number } = {}): Promise<PolicyEngine> {
@@ -88,6 +90,26 @@ t.test('net.cidr_contains_matches compares at most a million pairs', async (t) =
   const over = engine.evaluate('matches-v1', { cidrs: cidrs(1000), ips: ips(1001) });
   t.equal(over.value, undefined, 'one pair more has no value');
   t.equal(over.error, 'policy exceeded its size budget: net.cidr_contains_matches compares at most 1000000 pairs');
+});
+
+t.test('strings.replace_n compares at most 100,000,000 bytes; ordinary text of a megabyte is far from it', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  const text = 'the quick brown fox jumps over the lazy dog '.repeat(24_000);
+  const ordinary = engine.evaluate('replaced-v1', { patterns: { quick: 'sluggish', lazy: 'eager', fox: 'cat', dog: 'hen' }, s: text });
+  t.same(ordinary.value, { size: text.length + 24_000 * 4 }, 'four keys over a megabyte of text (quick and lazy each grow the text)');
+  // Every position nearly matches the key: 100,000 positions of 100,000 bytes each.
+  const over = engine.evaluate('replaced-v1', { patterns: { [`${'a'.repeat(100_000)}b`]: 'z' }, s: 'a'.repeat(200_000) });
+  t.equal(over.value, undefined, 'a text that nearly matches its key everywhere has no value');
+  t.equal(over.error, 'policy exceeded its size budget: strings.replace_n compares at most 100000000 bytes');
+});
+
+t.test('indexof finds a needle that nearly matches everywhere in linear time, with no budget to hit', async (t) => {
+  const engine = await openEngine(tempDir(t));
+  t.teardown(() => engine.close());
+  // It took 30 s, searching candidate by candidate.
+  const found = engine.evaluate('indexed-v1', { s: `${'a'.repeat(300_000)}b`, sub: `${'a'.repeat(150_000)}b` });
+  t.same(found.value, { at: 150_000 });
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {

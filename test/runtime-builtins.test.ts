@@ -233,6 +233,23 @@ t.test('startswith, endswith, contains', async (t) => {
   t.equal(call('contains', json(['a']), json('a')), undefined);
 });
 
+t.test('indexof, contains and strings.count find what a plain search finds, even where every candidate almost matches', async (t) => {
+  // Long runs of one byte make the candidate-by-candidate search give way to the linear one.
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const text = (n: number, b: number) => Array.from({ length: n }, () => (random() < b ? 'b' : 'a')).join('');
+  for (let round = 0; round < 40; round++) {
+    const hay = text(200 + Math.floor(random() * 3000), 0.02);
+    const needle = round % 4 === 0 ? hay.slice(hay.length - 150) : `${'a'.repeat(20 + Math.floor(random() * 200))}${random() < 0.5 ? 'b' : ''}${'a'.repeat(Math.floor(random() * 5))}`;
+    t.equal(result('indexof', json(hay), json(needle)), hay.indexOf(needle), `round ${round}: indexof`);
+    t.equal(result('contains', json(hay), json(needle)), hay.includes(needle), `round ${round}: contains`);
+    t.equal(result('strings.count', json(hay), json(needle)), hay.split(needle).length - 1, `round ${round}: strings.count`);
+  }
+  const late = `${'a'.repeat(5000)}b${'a'.repeat(10)}`;
+  t.equal(result('indexof', json(late), json(`${'a'.repeat(100)}b`)), 4900, 'a match after the search turned linear');
+  t.equal(result('indexof', json('a'.repeat(100_000)), json(`${'a'.repeat(50_000)}b`)), -1, 'none, in linear time');
+});
+
 t.test('indexof counts code points', async (t) => {
   t.equal(result('indexof', json('hello'), json('l')), 2);
   t.equal(result('indexof', json('héllo'), json('l')), 2, 'é is one position');

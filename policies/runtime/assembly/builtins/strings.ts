@@ -4,6 +4,7 @@
 // Positions that Rego exposes (indexof, substring) count code points, as OPA does; results that
 // are pieces of an operand share its bytes instead of copying them.
 
+import { abortWithMessage } from "../abort";
 import { alloc } from "../heap";
 import {
   Value, UNDEFINED, TYPE_ARRAY, TYPE_SET,
@@ -134,6 +135,7 @@ export function bi_strings_replace_n(patterns: Value, s: Value): Value {
   }
   const data = stringData(s);
   const len = stringLength(s);
+  replaceCompared = 0;
   output.begin();
   let from = 0;
   let afterEmptyMatch = false;
@@ -157,6 +159,17 @@ export function bi_strings_replace_n(patterns: Value, s: Value): Value {
   return output.toStringCopy();
 }
 
+/**
+ * The bytes one `strings.replace_n` may compare. Each position is tried against every key, as
+ * Go's replacer tries them, which costs up to a key's length when the text nearly matches it
+ * (`"aaa…"` against the key `"aa…ab"`): a request's text could hold the event loop for seconds.
+ * Past the budget the evaluation fails, as a size budget does (numbers.ts); ordinary text compares
+ * about a byte per key and position.
+ */
+// @ts-ignore: decorator
+@inline const REPLACE_MAX_COMPARED: i64 = 100000000;
+let replaceCompared: i64 = 0;
+
 /** The index of the first key of `patterns` the `len` bytes at `p` start with, or -1. */
 function firstKeyAt(patterns: Value, p: usize, len: i32, skipEmpty: bool): i32 {
   const n = objectLength(patterns);
@@ -164,7 +177,13 @@ function firstKeyAt(patterns: Value, p: usize, len: i32, skipEmpty: bool): i32 {
     const key = objectKeyAt(patterns, k);
     const keyLength = stringLength(key);
     if (keyLength == 0 && skipEmpty) continue;
-    if (hasPrefix(p, len, stringData(key), keyLength)) return k;
+    if (keyLength > len) continue;
+    const data = stringData(key);
+    let same = 0;
+    while (same < keyLength && load<u8>(p + <usize>same) == load<u8>(data + <usize>same)) same++;
+    replaceCompared += same + 1;
+    if (replaceCompared > REPLACE_MAX_COMPARED) abortWithMessage("size budget: strings.replace_n compares at most 100000000 bytes");
+    if (same == keyLength) return k;
   }
   return -1;
 }
