@@ -34,7 +34,7 @@ const SOURCES: Record<string, string> = {
   'hosts-v1.rego': 'package gatehouse.hosts.v1\n\nsize := count(net.cidr_expand(input.cidr))\n',
   'globs-v1.rego': 'package gatehouse.globs.v1\n\nmeet := regex.globs_match(input.a, input.b)\n',
   'matches-v1.rego': 'package gatehouse.matches.v1\n\nsize := count(net.cidr_contains_matches(input.cidrs, input.ips))\n',
-  'indexed-v1.rego': 'package gatehouse.indexed.v1\n\nat := indexof(input.s, input.sub)\n',
+  'indexed-v1.rego': 'package gatehouse.indexed.v1\n\nat := indexof(input.s, input.sub)\n\nevery_at := count(indexof_n(input.s, input.sub))\n',
   'replaced-v1.rego': 'package gatehouse.replaced.v1\n\nsize := count(strings.replace_n(input.patterns, input.s))\n',
 };
 
@@ -104,12 +104,15 @@ t.test('strings.replace_n compares at most 100,000,000 bytes; ordinary text of a
   t.equal(over.error, 'policy exceeded its size budget: strings.replace_n compares at most 100000000 bytes');
 });
 
-t.test('indexof finds a needle that nearly matches everywhere in linear time, with no budget to hit', async (t) => {
+t.test('indexof and indexof_n find a needle that nearly matches, or matches, everywhere in linear time, with no budget to hit', async (t) => {
   const engine = await openEngine(tempDir(t));
   t.teardown(() => engine.close());
   // It took 30 s, searching candidate by candidate.
   const found = engine.evaluate('indexed-v1', { s: `${'a'.repeat(300_000)}b`, sub: `${'a'.repeat(150_000)}b` });
-  t.same(found.value, { at: 150_000 });
+  t.same(found.value, { at: 150_000, every_at: 1 });
+  // Every position from 0 to 150,000 matches: searching again from each match cost the needle's length per match.
+  const overlapping = engine.evaluate('indexed-v1', { s: 'a'.repeat(300_000), sub: 'a'.repeat(150_000) });
+  t.same(overlapping.value, { at: 0, every_at: 150_001 });
 });
 
 t.test('a runaway allocation stops at the memory cap, with the cap as the reason', async (t) => {

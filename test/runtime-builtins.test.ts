@@ -233,7 +233,7 @@ t.test('startswith, endswith, contains', async (t) => {
   t.equal(call('contains', json(['a']), json('a')), undefined);
 });
 
-t.test('indexof, contains and strings.count find what a plain search finds, even where every candidate almost matches', async (t) => {
+t.test('indexof, indexof_n, contains and strings.count find what a plain search finds, even where every candidate almost matches', async (t) => {
   // Long runs of one byte make the candidate-by-candidate search give way to the linear one.
   let seed = 7;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -244,6 +244,9 @@ t.test('indexof, contains and strings.count find what a plain search finds, even
     t.equal(result('indexof', json(hay), json(needle)), hay.indexOf(needle), `round ${round}: indexof`);
     t.equal(result('contains', json(hay), json(needle)), hay.includes(needle), `round ${round}: contains`);
     t.equal(result('strings.count', json(hay), json(needle)), hay.split(needle).length - 1, `round ${round}: strings.count`);
+    const every: number[] = [];
+    for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + 1)) every.push(at);
+    t.same(result('indexof_n', json(hay), json(needle)), every, `round ${round}: indexof_n, overlapping matches too`);
   }
   const late = `${'a'.repeat(5000)}b${'a'.repeat(10)}`;
   t.equal(result('indexof', json(late), json(`${'a'.repeat(100)}b`)), 4900, 'a match after the search turned linear');

@@ -29,18 +29,45 @@ export function indexOfBytes(hay: usize, hayLen: i32, needle: usize, needleLen: 
 
 /** `indexOfBytes` by Knuth–Morris–Pratt: O(hay + needle) whatever the bytes. */
 function indexOfBytesLinear(hay: usize, hayLen: i32, needle: usize, needleLen: i32, from: i32): i32 {
-  // border[q]: the length of the longest proper prefix of needle[0..q] that is also its suffix.
+  const border = bordersOf(needle, needleLen);
+  for (let i = from, k = 0; i < hayLen; i++) {
+    k = extendMatch(needle, border, k, load<u8>(hay + <usize>i));
+    if (k == needleLen) return i - needleLen + 1;
+  }
+  return -1;
+}
+
+/** How many matches the last `indexesOfBytes` found. */
+export let matchCount: i32 = 0;
+
+/**
+ * Every index at which the needle occurs, overlapping ones too, as i32s at the address returned
+ * (`matchCount` of them), in one linear pass: searching again from each match would cost the
+ * needle's length per match, quadratic for `"aa…a"` in `"aaa…a"`.
+ */
+export function indexesOfBytes(hay: usize, hayLen: i32, needle: usize, needleLen: i32): usize {
+  const border = bordersOf(needle, needleLen);
+  const found = alloc(<usize>(hayLen >= needleLen ? hayLen - needleLen + 1 : 0) << 2);
+  matchCount = 0;
+  for (let i = 0, k = 0; i < hayLen; i++) {
+    k = extendMatch(needle, border, k, load<u8>(hay + <usize>i));
+    if (k < needleLen) continue;
+    store<i32>(found + (<usize>matchCount << 2), i - needleLen + 1);
+    matchCount++;
+    k = load<i32>(border + (<usize>(needleLen - 1) << 2));
+  }
+  return found;
+}
+
+/** border[q]: the length of the longest proper prefix of needle[0..q] that is also its suffix. */
+function bordersOf(needle: usize, needleLen: i32): usize {
   const border = alloc(<usize>needleLen << 2);
   store<i32>(border, 0);
   for (let q = 1, k = 0; q < needleLen; q++) {
     k = extendMatch(needle, border, k, load<u8>(needle + <usize>q));
     store<i32>(border + (<usize>q << 2), k);
   }
-  for (let i = from, k = 0; i < hayLen; i++) {
-    k = extendMatch(needle, border, k, load<u8>(hay + <usize>i));
-    if (k == needleLen) return i - needleLen + 1;
-  }
-  return -1;
+  return border;
 }
 
 /** The matched prefix length after byte `c`, from `k` bytes matched. */

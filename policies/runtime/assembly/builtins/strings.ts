@@ -12,7 +12,7 @@ import {
   numberIntOf, newArray, arrayAppend, collectionLength, collectionItems, objectLength, objectKeyAt,
   objectValueAt,
 } from "../value";
-import { emptyString, hasPrefix, hasSuffix, indexOfBytes, substringOf } from "./string-search";
+import { emptyString, hasPrefix, hasSuffix, indexesOfBytes, indexOfBytes, matchCount, substringOf } from "./string-search";
 import { isIntOperand } from "./operands";
 import { output } from "./text-buffer";
 import { byteOffsetOfRune, decodeLastRune, decodeRune, runeCount, runeSize } from "./utf8";
@@ -219,15 +219,15 @@ export function bi_indexof_n(s: Value, search: Value): Value {
   if (!isString(s) || !isString(search) || stringLength(search) == 0) return UNDEFINED;
   const data = stringData(s);
   const len = stringLength(s);
-  const result = newArray(0);
+  const found = indexesOfBytes(data, len, stringData(search), stringLength(search));
+  const result = newArray(matchCount);
   let runes = 0;
   let counted = 0;
-  let at = indexOfBytes(data, len, stringData(search), stringLength(search), 0);
-  while (at >= 0) {
+  for (let i = 0; i < matchCount; i++) {
+    const at = load<i32>(found + (<usize>i << 2));
     runes += runeCount(data + <usize>counted, at - counted);
     counted = at;
     arrayAppend(result, intValue(runes));
-    at = indexOfBytes(data, len, stringData(search), stringLength(search), at + 1);
   }
   return result;
 }
