@@ -92,23 +92,22 @@ export class DecisionMemory {
   }
 
   private async recordQueued(): Promise<void> {
+    let decisions: DecisionRecord[] = [];
     try {
       while (this.queue.length > 0) {
-        const decisions = this.queue;
+        decisions = this.queue;
         this.queue = [];
-        try {
-          await this.store.commit(() => {
-            // The newest decision per question this transaction recorded: the map learns them once they commit.
-            const questions = new Map<string, string>();
-            for (const decision of decisions) this.record(decision, questions);
-          });
-        } catch (error) {
-          this.queue = decisions.concat(this.queue);
-          throw error;
-        }
+        await this.store.commit(() => {
+          // The newest decision per question this transaction recorded: the map learns them once they commit.
+          const questions = new Map<string, string>();
+          for (const decision of decisions) this.record(decision, questions);
+        });
+        decisions = [];
         this.failures = 0;
       }
     } catch (error) {
+      // The decisions of the failed commit keep their place, before anything queued since.
+      this.queue = decisions.concat(this.queue);
       if (this.store.isOpen) {
         const retryInMs = Math.min(RETRY_MS * 2 ** this.failures++, MAX_RETRY_MS);
         log.warn({ err: error, decisions: this.queue.length, retryInMs }, 'recording decisions into memory failed; retrying');
