@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { dot } from '../core/memory/embedder.ts';
 import { HttpEmbedder, httpEmbedderFromEnv } from '../core/memory/http-embedder.ts';
+import { Memory } from '../core/memory/memory.ts';
+import { VECTORS_DATABASE } from '../core/memory/item-store.ts';
 import { tokenize } from '../core/memory/tokenize.ts';
+import { Store } from '../core/store.ts';
 import { defaultCachePath, loadWordVectors, readWordVectors, WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { tempDir } from './helpers/gatehouse.ts';
 
@@ -29,6 +32,31 @@ t.test('the word-vector model embeds meaning', async (t) => {
   t.equal(cache.dimensions, 100);
   t.ok(cache.index.size > 300_000, 'the whole vocabulary is cached');
   t.equal(cache.index.get('the'), 0, 'rows keep the frequency order');
+});
+
+t.test("the word-vector model's vectors are worked out, not stored: a version is searchable by meaning at once and after a restart", async (t) => {
+  const dir = tempDir(t);
+  const embedder = new WordVectorEmbedder();
+  const semantic = { query: 'billing system downtime', topK: 1, weights: { semantic: 1, lexical: 0, graph: 0 }, graph: { expand: 0 } };
+  const expected = dot(embedder.embedNow('the payment service outage'), embedder.embedNow('billing system downtime'));
+  const cosine = async (memory: Memory) => (await memory.query('sandbox', semantic)).results.map((hit) => [hit.item.key, hit.raw.cosine]);
+  let store = Store.open({ dataDir: dir });
+  let memory = new Memory(store, embedder);
+  const vector = await memory.embedForWrite('the payment service outage');
+  t.equal(vector, null, 'a write is given no vector to store');
+  await store.commit(() => memory.write('sandbox', 'key_test', { namespace: 'ops', key: 'outage', text: 'the payment service outage' }, vector));
+  await store.commit(() => memory.write('sandbox', 'key_test', { namespace: 'ops', key: 'budget', text: 'quarterly marketing budget' }, null));
+  const [[key, score]] = (await cosine(memory)) as [[string, number]];
+  t.equal(key, 'outage', 'the paraphrase is found by meaning, with no stored vector');
+  t.ok(Math.abs(score - expected) < 1e-6, 'scored by the model’s own vectors');
+  t.equal([...store.database(VECTORS_DATABASE).getKeys({})].length, 0, 'no vector is stored');
+  await memory.close();
+  await store.close();
+  store = Store.open({ dataDir: dir });
+  memory = new Memory(store, embedder);
+  t.match(await cosine(memory), [['outage', score]], 'the same answer after a restart');
+  await memory.close();
+  await store.close();
 });
 
 t.test('a damaged cache is refused and rebuilt from the package', async (t) => {

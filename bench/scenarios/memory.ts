@@ -89,7 +89,7 @@ async function measureSize(size: number, options: ScenarioOptions, embedder: Wor
     const hybrid = await time(`hybrid@${size}`, false, options, queries, query(DEFAULT_WEIGHTS, 1));
     const lexical = await time(`bm25@${size}`, true, options, queries, query(MODES.lexical.weights, 0));
     const space = memory.space('sandbox');
-    const vectors = new Map(queries.map((text) => [text, embedder.embedOne(text)]));
+    const vectors = new Map(queries.map((text) => [text, embedder.embedNow(text)]));
     const live = (doc: number) => space.live(doc, space.revision);
     const scan = await time(`exact-vector-scan@${size}`, true, options, queries, (text) => space.vectors.exactSearch(vectors.get(text)!, 100, live));
     series.push(hybrid.series, lexical.series, scan.series);
@@ -144,7 +144,7 @@ function round3(x: number): number {
 async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   const embedder = new WordVectorEmbedder();
   const loadStarted = performance.now();
-  embedder.embedOne('warm the model');
+  embedder.embedNow('warm the model');
   const metrics: Record<string, number> = { 'embedder.loadMs': Math.round(performance.now() - loadStarted) };
   const series: Series[] = [];
   const notes = [

@@ -5,9 +5,10 @@ import type { Store } from '../store.ts';
 import type { MemoryItem } from './item.ts';
 
 /**
- * Memory in LMDB: every version of every item under [env, id, version], and each version's
- * embedding under the same key with the model that made it. Nothing here is ever overwritten
- * except a vector re-made by a new model. Puts belong inside `store.commit`.
+ * Memory in LMDB: every version of every item under [env, id, version], and, for a model that
+ * runs outside the process, each version's embedding under the same key with the model that made
+ * it (an in-process model's are worked out again: core/memory/embedder.ts). Nothing here is ever
+ * overwritten except a vector re-made by a new model. Puts belong inside `store.commit`.
  */
 type VersionKey = [Env, string, number];
 

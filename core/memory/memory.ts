@@ -123,6 +123,8 @@ export class Memory {
   readonly stats: MemoryStats;
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
+  /** An in-process model's synchronous form: its vectors are worked out again, never stored (see `Embedder.embedNow`). */
+  private readonly computeVector: ((text: string) => Float32Array) | null;
   private readonly lateWriters: Array<() => Promise<void>> = [];
   private readonly committedListeners: Array<(item: MemoryItem) => void> = [];
   /** What the write transaction under way has written (outside one: nothing); never stored. */
@@ -140,6 +142,7 @@ export class Memory {
       () => {},
     );
     this.backfill = new VectorBackfill(store, this.items, embedder);
+    this.computeVector = embedder.embedNow ? (text) => embedder.embedNow!(text) : null;
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
@@ -158,6 +161,7 @@ export class Memory {
     for (const op of ops) {
       if (op.length !== 3) continue;
       if (op[0] === VECTORS_DATABASE) {
+        if (this.computeVector) continue;
         const [env, id, version] = op[1] as [Env, string, number];
         const space = this.spaces[env];
         const doc = space?.docOf(id, version);
@@ -167,7 +171,7 @@ export class Memory {
       }
       if (op[0] !== ITEMS_DATABASE) continue;
       const item = decodeValue(op[2]) as MemoryItem;
-      this.addCommitted(item, item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null), graceMs);
+      this.addCommitted(item, this.storedVector(item), graceMs);
     }
   }
 
@@ -179,9 +183,10 @@ export class Memory {
   private addCommitted(item: MemoryItem, vector: Float32Array | null, graceMs = 0): void {
     const space = this.spaces[item.env];
     if ((space.latestVersion(item.id) ?? 0) >= item.version) return;
-    const doc = space.add(item, vector);
+    const indexed = this.vectorToIndex(item, vector);
+    const doc = space.add(item, indexed);
     for (const listener of this.committedListeners) listener(item);
-    if (vector || item.tombstone) return;
+    if (indexed || item.tombstone) return;
     if (graceMs > 0) this.backfill.enqueueUnlessArrived({ item, space, doc }, graceMs);
     else this.backfill.enqueue({ item, space, doc });
   }
@@ -202,7 +207,7 @@ export class Memory {
     for (const env of ENVS) {
       const space = this.spaces[env];
       const add = (item: MemoryItem) => {
-        const vector = item.tombstone ? null : (this.items.vector(item, this.embedder.id) ?? null);
+        const vector = this.vectorToIndex(item, this.storedVector(item));
         const doc = space.add(item, vector);
         if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
         count++;
@@ -239,8 +244,27 @@ export class Memory {
     return asOf === undefined ? space.revision : this.revisionFor(space, asOf);
   }
 
-  /** The query-side vector of `text`; null if the embedder failed (the item is backfilled later). */
+  /**
+   * The vector a version is indexed with: worked out again for an in-process model, otherwise
+   * the one stored with it or given to `write` (null until the backfill stores one).
+   */
+  private vectorToIndex(item: MemoryItem, given: Float32Array | null): Float32Array | null {
+    if (item.tombstone) return null;
+    return this.computeVector ? this.computeVector(item.text) : given;
+  }
+
+  /** The vector stored for a version, for a model whose vectors are stored (null otherwise, or while it has none). */
+  storedVector(item: Pick<MemoryItem, 'env' | 'id' | 'version' | 'tombstone'>): Float32Array | null {
+    if (item.tombstone || this.computeVector) return null;
+    return this.items.vector(item, this.embedder.id) ?? null;
+  }
+
+  /**
+   * The vector to give `write` for `text`, from a model that runs elsewhere; null if it failed
+   * (the item is backfilled later) and for an in-process model (worked out as it is indexed).
+   */
   async embedForWrite(text: string): Promise<Float32Array | null> {
+    if (this.computeVector) return null;
     try {
       const [vector] = await this.embedder.embed([text]);
       return vector ?? null;
@@ -284,7 +308,7 @@ export class Memory {
       createdBy,
     };
     this.items.put(item);
-    if (vector && !tombstone) this.items.putVector(item, this.embedder.id, vector);
+    if (vector && !tombstone && !this.computeVector) this.items.putVector(item, this.embedder.id, vector);
     this.pending.set(withWrite(pending, item));
     this.store.afterCommit(() => this.addCommitted(item, tombstone ? null : vector));
     return item;

@@ -127,7 +127,7 @@ export class Objectives {
         attributes: decision.attributes,
         links: [...decision.links, { to: objectiveId, relation: 'serves' }],
       },
-      this.memory.items.vector(decision, this.memory.embedder.id) ?? null,
+      this.memory.storedVector(decision),
     );
   }
 

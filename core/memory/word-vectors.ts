@@ -170,8 +170,7 @@ export class WordVectorEmbedder implements Embedder {
     return vectors;
   }
 
-  /** Synchronous form of `embed`. */
-  embedOne(text: string): Float32Array {
+  embedNow(text: string): Float32Array {
     const { index, matrix, dimensions } = this.model();
     const sum = new Float32Array(dimensions);
     for (const token of tokenize(text)) {
@@ -185,6 +184,6 @@ export class WordVectorEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map((text) => this.embedOne(text));
+    return texts.map((text) => this.embedNow(text));
   }
 }
