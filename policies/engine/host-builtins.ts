@@ -136,8 +136,10 @@ const jwtVerifier = (algorithm: SignatureAlgorithm) => (token: unknown, certific
   isString(token) && isString(certificate) ? jwtVerifyPublicKey(algorithm, token, certificate) : undefined;
 
 /** `io.jwt.decode_verify(token, constraints)`, checking times against the evaluation's `time.now_ns()` unless the constraints give one. */
-const jwtDecodeVerifyBuiltin = (token: unknown, constraints: unknown) =>
-  isString(token) && isObject(constraints) ? jwtDecodeVerify(token, constraints, () => Number(evaluationNowNs())) : undefined;
+function jwtDecodeVerifyBuiltin(token: unknown, constraints: unknown): ArrayBuffer | undefined {
+  const answer = isString(token) && isObject(constraints) ? jwtDecodeVerify(token, constraints, () => Number(evaluationNowNs())) : undefined;
+  return answer === undefined ? undefined : jsonText(answer);
+}
 
 /**
  * `io.jwt.encode_sign_raw(headers, payload, key)` of three strings; `io.jwt.encode_sign` too, as

@@ -64,8 +64,8 @@ function tokenHeader(header: JsonObject): TokenHeader | undefined {
 }
 
 interface Jws {
-  /** The header as decoded, which `decode_verify` returns. */
-  decodedHeader: JsonObject;
+  /** The header's JSON text as decoded, which `decode_verify` returns. */
+  headerText: string;
   header: TokenHeader;
   /** The second segment as written. */
   payloadSegment: string;
@@ -88,7 +88,7 @@ function parseJws(token: string): Jws | undefined {
   const decodedHeader = headerBytes && jsonObject(headerBytes);
   if (!decodedHeader || 'enc' in decodedHeader) return undefined;
   const header = tokenHeader(decodedHeader);
-  return header && { decodedHeader, header, payloadSegment: p, signature: base64UrlBytes(s), signed: `${h}.${p}` };
+  return header && { headerText: headerBytes.toString('utf8'), header, payloadSegment: p, signature: base64UrlBytes(s), signed: `${h}.${p}` };
 }
 
 /** The algorithms verified with a public key, each OPA's `io.jwt.verify_<alg in lower case>`. */
@@ -319,16 +319,21 @@ function constraintsVerify(constraints: TokenConstraints, jws: Jws, signature: B
 const validHeader = (header: TokenHeader): boolean => header.alg !== '' && !header.unknown.some((name) => header.crit.has(name));
 
 /** What `decode_verify` answers for a token that does not verify or meet the constraints. */
-const UNVERIFIED: [false, JsonObject, JsonObject] = [false, {}, {}];
+const UNVERIFIED = '[false,{},{}]';
 
-type Verified = [boolean, JsonObject, JsonObject];
+/** A token whose every level verified: its innermost payload, and that header's and payload's JSON text as decoded. */
+interface VerifiedToken {
+  payload: JsonObject;
+  headerText: string;
+  payloadText: string;
+}
 
 /**
  * The innermost token's header and payload once every level verifies (a header with `cty` `JWT`,
  * in any case, nests the next token as its payload, untrimmed); `UNVERIFIED`, or undefined where
  * OPA errs.
  */
-function verifiedToken(token: string, constraints: TokenConstraints): Verified | undefined {
+function verifiedToken(token: string, constraints: TokenConstraints): VerifiedToken | typeof UNVERIFIED | undefined {
   const jws = parseJws(token);
   if (!jws) return undefined;
   if (!validHeader(jws.header) || (constraints.alg !== '' && constraints.alg !== jws.header.alg)) return UNVERIFIED;
@@ -337,8 +342,9 @@ function verifiedToken(token: string, constraints: TokenConstraints): Verified |
   const payloadBytes = base64UrlBytes(jws.payloadSegment);
   if (!payloadBytes) return undefined;
   if (jws.header.cty.toLowerCase() === 'jwt') return verifiedToken(payloadBytes.toString('utf8'), constraints);
+  const payloadText = payloadBytes.toString('utf8');
   const payload = jsonObject(payloadBytes);
-  return payload && [true, jws.decodedHeader, payload];
+  return payload && { payload, headerText: jws.headerText, payloadText };
 }
 
 /** An audience claim meets the `aud` constraint when it is that string, or an array holding it ('' without one). */
@@ -372,17 +378,20 @@ function claimsHold(payload: JsonObject, constraints: TokenConstraints): boolean
 }
 
 /**
- * `io.jwt.decode_verify(token, constraints)`: `[true, header, payload]` when the token's signature
- * verifies under the constraints' key and its claims meet them, `[false, {}, {}]` when not, and
- * undefined where OPA errs (malformed token or constraints). `now` gives the evaluation's
- * `time.now_ns()`, read only when the constraints carry no `time`.
+ * `io.jwt.decode_verify(token, constraints)` as JSON text: `[true, header, payload]` when the
+ * token's signature verifies under the constraints' key and its claims meet them,
+ * `[false, {}, {}]` when not, and undefined where OPA errs (malformed token or constraints). The
+ * header and payload are the text the token holds, so the module parses its integers exactly, as
+ * OPA does; a parsed value would pass through JavaScript numbers, which round those beyond 2^53.
+ * `now` gives the evaluation's `time.now_ns()`, read only when the constraints carry no `time`.
  */
-export function jwtDecodeVerify(token: string, constraints: JsonObject, now: () => number): Verified | undefined {
+export function jwtDecodeVerify(token: string, constraints: JsonObject, now: () => number): string | undefined {
   const parsed = tokenConstraints(constraints, now);
-  const verified = parsed && verifiedToken(token, parsed);
-  if (!parsed || !verified || !verified[0]) return verified;
-  const holds = claimsHold(verified[2], parsed);
-  return holds === undefined ? undefined : holds ? verified : UNVERIFIED;
+  if (!parsed) return undefined;
+  const verified = verifiedToken(token, parsed);
+  if (verified === undefined || verified === UNVERIFIED) return verified;
+  const holds = claimsHold(verified.payload, parsed);
+  return holds === undefined ? undefined : holds ? `[true,${verified.headerText},${verified.payloadText}]` : UNVERIFIED;
 }
 
 /** The first key of a JWK or JWK set, as OPA signs with; undefined if there is none. */
