@@ -12,6 +12,7 @@ import type { ServerConfig } from '../proxy/server.ts';
 import { call, issueKey, startTestServer, tempDir, type TestServer } from './helpers/gatehouse.ts';
 import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
 import type { Embedder } from '../core/memory/embedder.ts';
+import { VECTORS_DATABASE } from '../core/memory/item-store.ts';
 import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { keyPair, signed, type RawRequest } from './helpers/signing.ts';
@@ -455,12 +456,16 @@ t.test('one key written on both instances at once is one item, its versions numb
   t.same(links.filter((link) => link.relation === 'supersedes').map((link) => link.to), [firstItem.id], "B's decision supersedes the one A recorded");
 });
 
-t.test("a decision's vector is embedded by the instance that wrote it; another takes it from the cluster", async (t) => {
-  const { a, start, creator } = await pair(t);
+/** An embedder as a service is one (no `embedNow`: its vectors are stored and replicated), giving the word-vector model's vectors; `seen` collects the texts it embeds. */
+function serviceEmbedder(seen: string[] = []): Embedder {
   const words = new WordVectorEmbedder();
+  return { id: words.id, dimensions: words.dimensions, embed: (texts) => (seen.push(...texts), words.embed(texts)) };
+}
+
+t.test("an embedding service's vector of a decision is embedded by the instance that wrote it; another takes it from the cluster", async (t) => {
+  const { a, start, creator } = await pair(t, { embedder: serviceEmbedder() });
   const embedded: string[] = [];
-  const counting: Embedder = { id: words.id, dimensions: words.dimensions, embed: (texts) => (embedded.push(...texts), words.embed(texts)) };
-  const c = await start('c', nats.urls, { embedder: counting });
+  const c = await start('c', nats.urls, { embedder: serviceEmbedder(embedded) });
   // Issued on C: the admin's requests are now signed with the key C registered at its start, which A may not hold yet.
   const reader = await issueKey(c.url, c.admin, { env: 'sandbox', scopes: ['memory:read'] });
   const titles = ['Rotate the kestrel certificates', 'Migrate the heron queue', 'Resize the osprey cluster'];
@@ -483,4 +488,18 @@ t.test("a decision's vector is embedded by the instance that wrote it; another t
   // Past the grace C would wait before embedding a version whose vector never came.
   await new Promise((resolve) => setTimeout(resolve, 2_500));
   t.same(embedded.filter((text) => text.includes('night shift')), [], 'C embedded none of them: their vectors came from A');
+});
+
+t.test('with the built-in model every instance works out the vectors of what it learns: none crosses the cluster', async (t) => {
+  const { a, b, creator } = await pair(t);
+  const reader = await issueKey(b.url, b.admin, { env: 'sandbox', scopes: ['memory:read'] });
+  const { id } = (await create(a, creator.key, { title: 'Rotate the kestrel certificates', policy: 'decision-gate-v1', context: 'filed by the night shift' })).json;
+  let semantic = 0;
+  for (let tries = 0; tries < 100 && semantic === 0; tries++) {
+    const answer = await call(b.url, 'POST', '/v1/memory/query', { key: reader.key, body: { query: 'kestrel certificates', namespaces: ['decisions'], weights: { semantic: 1, lexical: 0, graph: 0 } } });
+    semantic = answer.status === 200 ? (answer.json.results.find((r: { key: string }) => r.key === id)?.scores.semantic ?? 0) : 0;
+    if (semantic === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.ok(semantic > 0, "B finds A's decision by its vector");
+  for (const server of [a, b]) t.equal([...server.server.services.store.database(VECTORS_DATABASE).getKeys({})].length, 0, 'no vector is stored, nor replicated');
 });
