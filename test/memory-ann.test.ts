@@ -61,6 +61,9 @@ t.test('the IVF index finds the exact nearest neighbours with high recall, inser
   for (let doc = 0; doc < 1_999; doc++) index.set(doc, vectorFor(doc, doc));
   t.notOk(index.approximate, 'exact below the threshold');
   index.set(1_999, vectorFor(1_999, 1_999));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.notOk(index.approximate, 'a write alone does not train, however long one waits');
+  t.equal(index.search(vectorFor(0, 0), 1, () => true)[0]?.doc, 0, 'a search finds the index due: answered exactly, it starts the training');
   t.notOk(index.approximate, 'training runs in slices between other work; searches stay exact meanwhile');
   const duringTraining = vectorFor(11, 800_000);
   index.set(2_500, duringTraining);
@@ -89,9 +92,12 @@ t.test('the IVF index finds the exact nearest neighbours with high recall, inser
   t.notSame(index.search(late, 1, all).map((hit) => hit.doc), [3_000], 'and no longer by its old one');
 
   for (let doc = 3_001; doc < 4_000; doc++) index.set(doc, vectorFor(doc, doc));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(index.cells, 49, 'the vectors doubled, and writes alone leave the old cells serving');
+  index.search(late, 1, all);
   t.equal(index.cells, 49, 'the old cells serve until the retraining is done');
-  await index.settled();
-  t.equal(index.cells, 64, 'retrained once the vectors doubled: 8 × 8 cells');
+  for (let i = 0; i < 1_000 && index.cells !== 64; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  t.equal(index.cells, 64, 'the search that found them doubled retrained the index, in slices: 8 × 8 cells');
 });
 
 t.test('approximate search in memory: new versions, tombstones and a restart', async (t) => {

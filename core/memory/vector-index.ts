@@ -9,11 +9,15 @@ import { TopK, type Scored } from './top-k.ts';
  *
  * Below `annThreshold` vectors a search is an exact scan. From it on, an inverted-file index
  * (core/memory/ivf-index.ts) trained on the vectors themselves answers instead; it is retrained
- * whenever the vectors have doubled since it was trained, so its cells stay about √n in number.
- * Training at start (`bulkLoad`) runs at once; training while serving runs in slices of a few
- * milliseconds between other work (a 100,000-vector training takes seconds, which would stall
- * every request), searches going on with the previous index (or the exact scan) until the new
- * one is ready and has filed the vectors that arrived or changed meanwhile.
+ * once the vectors have doubled since it was trained, so its cells stay about √n in number.
+ * Training at start (`bulkLoad`) runs at once. While serving, a training is due from the first
+ * search that finds the index out of date, not from the write that made it so: a space that is
+ * written to and never searched by vector (decisions recorded at thousands a second, say) spends
+ * nothing on k-means, which cost about 5% of a decision's CPU when every doubling trained at
+ * once. It runs in slices of a few milliseconds between other work (a 100,000-vector training
+ * takes seconds, which would stall every request), searches going on with the previous index (or
+ * the exact scan) until the new one is ready and has filed the vectors that arrived or changed
+ * meanwhile.
  * The memory bench (bench/scenarios/memory.ts, docs/memory.md) chose the defaults: the exact
  * scan costs ~5 ms at 10,000 vectors (quiet machine) and 35 ms at 100,000, where 16 probes of
  * the IVF cost about a sixth of it at a first-stage recall@100 of 0.86 and leave the hybrid's
@@ -90,11 +94,11 @@ export class VectorIndex {
     if (this.loading) return;
     this.training?.changed.add(row);
     this.ivf?.place(this.matrix, row);
-    if (this.due() && !this.training) this.trainInSlices();
   }
 
-  /** Resolves once no training is under way (tests, the bench). */
+  /** Resolves once the approximate index is up to date: a due training started and finished (tests, the bench). */
   async settled(): Promise<void> {
+    this.trainIfDue();
     while (this.training) await this.training.done;
   }
 
@@ -120,6 +124,7 @@ export class VectorIndex {
 
   /** The `k` accepted documents most similar to `query`, best first: approximate from `annThreshold` vectors on. */
   search(query: Float32Array, k: number, accept: (doc: number) => boolean): Scored[] {
+    this.trainIfDue();
     if (!this.ivf) return this.exactSearch(query, k, accept);
     return this.ivf.search(this.matrix, this.docs, query, k, this.options.probes, accept);
   }
@@ -134,6 +139,10 @@ export class VectorIndex {
   /** Due for (re)training: past the threshold, and untrained or twice the rows it was trained on. */
   private due(): boolean {
     return this.count >= this.options.annThreshold && (!this.ivf || this.count >= 2 * this.ivf.trainedRows);
+  }
+
+  private trainIfDue(): void {
+    if (this.due() && !this.training) this.trainInSlices();
   }
 
   private train(): void {
