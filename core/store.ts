@@ -26,6 +26,16 @@ export interface StoreOptions {
    * measurement and nothing in another (README, *Benchmarks*), so it is off by default.
    */
   commitWindowMs?: number;
+  /**
+   * In `commit` durability, write pages straight into the memory map (LMDB's MDB_WRITEMAP)
+   * instead of copying each commit's pages to the file: 10% less CPU per decision at 1,000/s
+   * (372 against 412 µs, five interleaved rounds), where each request commits alone. LMDB then
+   * allows no nested transaction, which only `flush` durability and cluster mode open, and a
+   * writer's bug could no longer be kept from the map. The server asks for it on a single node in
+   * `commit` durability; other processes (the CLI) open without it, as LMDB's mixing of the two
+   * costs only the flush-to-disk guarantee that `commit` durability does not give.
+   */
+  writemap?: boolean;
 }
 
 /**
@@ -206,7 +216,14 @@ export class Store {
   private clusterCopy = false;
   private readonly replicatedListeners: Array<(ops: readonly WriteOp[], node: string | null) => void> = [];
 
-  private constructor(root: RootDatabase, path: string, durability: 'commit' | 'flush', syncIntervalMs: number, commitWindowMs: number) {
+  private constructor(
+    root: RootDatabase,
+    path: string,
+    durability: 'commit' | 'flush',
+    syncIntervalMs: number,
+    commitWindowMs: number,
+    private readonly writemap: boolean,
+  ) {
     this.root = root;
     this.path = path;
     this.durability = durability;
@@ -227,9 +244,13 @@ export class Store {
     mkdirSync(options.dataDir, { recursive: true });
     const path = join(options.dataDir, 'gatehouse.mdb');
     const durability = options.durability ?? 'commit';
-    // A generous initial map (sparse on disk) spares the writers the pause of regrowing it early.
-    const root = open({ path, maxDbs: 32, mapSize: 2 * 1024 ** 3, noSync: durability === 'commit' });
-    const store = new Store(root, path, durability, options.syncIntervalMs ?? 1000, options.commitWindowMs ?? 0);
+    // A generous initial map spares the writers the pause of regrowing it early. A write-mapped
+    // file is as long as its map (sparse: the disk holds what was written), so it starts at a
+    // size tools still read whole, and lmdb-js grows it as it fills.
+    const writemap = durability === 'commit' && options.writemap === true;
+    const mapSize = writemap ? 64 * 1024 ** 2 : 2 * 1024 ** 3;
+    const root = open({ path, maxDbs: 32, mapSize, noSync: durability === 'commit', useWritemap: writemap });
+    const store = new Store(root, path, durability, options.syncIntervalMs ?? 1000, options.commitWindowMs ?? 0, writemap);
     store.clusterCopy = store.database('meta').get(STREAM_KEY) !== undefined;
     return store;
   }
@@ -260,6 +281,8 @@ export class Store {
    * anything is committed.
    */
   joinCluster(replication: CommitReplication, stream: string, node: string): void {
+    // A batch is worked out in a nested transaction, which a write-mapped environment refuses.
+    if (this.writemap) throw new Error('a cluster instance opens its store without writemap');
     const meta = this.database<unknown, string>('meta');
     const joined = meta.get(STREAM_KEY);
     if (joined === undefined && this.holdsData()) {

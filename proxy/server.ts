@@ -148,7 +148,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const auditKey = await openAuditSigningKey(auditKeyPath(config.dataDir, config.auditKeyFile));
   if (auditKey.generated) log.info({ path: auditKey.key.path }, 'generated the audit checkpoint signing key');
   const tracing = await Tracing.fromEnv();
-  const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit', commitWindowMs: config.commitWindowMs ?? 0 });
+  const store = Store.open({ dataDir: config.dataDir, durability: config.durability ?? 'commit', commitWindowMs: config.commitWindowMs ?? 0, writemap: !config.cluster });
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
   let census: PolicyCensus | null = null;
   // Until it listens, a start that fails leaves nothing behind: no cluster reader or connection, no open store.

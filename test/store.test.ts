@@ -7,9 +7,15 @@ import { tempDir } from './helpers/gatehouse.ts';
  * The store's group commit: concurrent transactions share one LMDB commit, yet each one succeeds
  * or fails on its own.
  */
-for (const durability of ['commit', 'flush'] as const) {
+const MODES = [
+  { name: 'commit', options: { durability: 'commit' } },
+  { name: 'commit, write-mapped', options: { durability: 'commit', writemap: true } },
+  { name: 'flush', options: { durability: 'flush' } },
+] as const;
+
+for (const { name: durability, options } of MODES) {
   t.test(`${durability}: a failing transaction in a shared batch rolls back only its own writes`, async (t) => {
-    const store = Store.open({ dataDir: tempDir(t), durability });
+    const store = Store.open({ dataDir: tempDir(t), ...options });
     t.teardown(() => store.close());
     const db = store.database<string, string>('items');
     const ran: string[] = [];
@@ -41,7 +47,7 @@ for (const durability of ['commit', 'flush'] as const) {
   });
 
   t.test(`${durability}: a transaction value is read and written once per batch, and a failing commit's change to it is undone`, async (t) => {
-    const store = Store.open({ dataDir: tempDir(t), durability });
+    const store = Store.open({ dataDir: tempDir(t), ...options });
     t.teardown(() => store.close());
     const db = store.database<number, string>('counters');
     let reads = 0;
@@ -77,13 +83,13 @@ for (const durability of ['commit', 'flush'] as const) {
 
   t.test(`${durability}: close commits what was queued, then refuses new work; a reopened store has it`, async (t) => {
     const dataDir = tempDir(t);
-    const store = Store.open({ dataDir, durability });
+    const store = Store.open({ dataDir, ...options });
     const db = store.database<number, number>('counts');
     const pending = Array.from({ length: 50 }, (_, i) => store.commit(() => db.put(i, i * i)));
     await store.close();
     await Promise.all(pending);
     await t.rejects(store.commit(() => db.put(99, 0)), /closed/);
-    const reopened = Store.open({ dataDir, durability });
+    const reopened = Store.open({ dataDir, ...options });
     t.teardown(() => reopened.close());
     const again = reopened.database<number, number>('counts');
     t.equal(again.get(49), 49 * 49);
@@ -92,7 +98,7 @@ for (const durability of ['commit', 'flush'] as const) {
 
   t.test(`${durability}: a record shape first seen in a rolled-back transaction still reads back after a restart`, async (t) => {
     const dataDir = tempDir(t);
-    const store = Store.open({ dataDir, durability });
+    const store = Store.open({ dataDir, ...options });
     const db = store.database<Record<string, unknown>, string>('shapes');
     await store.commit(() => db.put('old', { kind: 'old', n: 1 }));
     // The new shape's key list is saved inside the transaction that then fails.
@@ -107,7 +113,7 @@ for (const durability of ['commit', 'flush'] as const) {
     t.same(db.get('kept'), { kind: 'new', extra: 'field', n: 3 });
     await store.close();
 
-    const reopened = Store.open({ dataDir, durability });
+    const reopened = Store.open({ dataDir, ...options });
     t.teardown(() => reopened.close());
     const again = reopened.database<Record<string, unknown>, string>('shapes');
     t.same(again.get('kept'), { kind: 'new', extra: 'field', n: 3 });
@@ -116,6 +122,13 @@ for (const durability of ['commit', 'flush'] as const) {
     t.same([...again.getKeys()], ['kept', 'old'], 'the shared key lists are not listed as a record');
   });
 }
+
+t.test('a write-mapped store cannot join a cluster, whose batches need nested transactions', async (t) => {
+  const store = Store.open({ dataDir: tempDir(t), writemap: true });
+  t.teardown(() => store.close());
+  const replication = { publish: async () => 1, maxBytes: 1 << 20, catchUp: async () => {} };
+  t.throws(() => store.joinCluster(replication, 'stream', 'node'), /without writemap/);
+});
 
 t.test('afterCommit outside a transaction is a programming error', async (t) => {
   const store = Store.open({ dataDir: tempDir(t) });
