@@ -15,7 +15,7 @@ import {
 import { emptyString, hasPrefix, hasSuffix, indexesOfBytes, indexOfBytes, matchCount, substringOf } from "./string-search";
 import { isIntOperand } from "./operands";
 import { output } from "./text-buffer";
-import { byteOffsetOfRune, decodeLastRune, decodeRune, runeCount, runeSize } from "./utf8";
+import { byteOffsetOfRune, decodeLastRune, decodeRune, replacedLength, runeCount, runeSize, withReplacedInvalid } from "./utf8";
 
 /** The strings of an array or set joined with the delimiter; undefined if any is not a string. */
 export function bi_concat(delimiter: Value, collection: Value): Value {
@@ -203,23 +203,29 @@ export function bi_contains(s: Value, part: Value): Value {
   return booleanValue(indexOfBytes(stringData(s), stringLength(s), stringData(part), stringLength(part), 0) >= 0);
 }
 
-/** Code point index of the first occurrence, or -1; undefined for an empty search string. */
+/**
+ * Code point index of the first occurrence, or -1; undefined for an empty search string. OPA
+ * compares code points, each invalid byte read as U+FFFD, so both texts are searched so read.
+ */
 export function bi_indexof(s: Value, search: Value): Value {
   if (!isString(s) || !isString(search) || stringLength(search) == 0) return UNDEFINED;
-  const data = stringData(s);
-  const at = indexOfBytes(data, stringLength(s), stringData(search), stringLength(search), 0);
+  const data = withReplacedInvalid(stringData(s), stringLength(s));
+  const len = replacedLength;
+  const needle = withReplacedInvalid(stringData(search), stringLength(search));
+  const at = indexOfBytes(data, len, needle, replacedLength, 0);
   return intValue(at < 0 ? -1 : runeCount(data, at));
 }
 
 /**
  * The code point index of every occurrence, overlapping ones included, in order; undefined for an
- * empty search string.
+ * empty search string. Code points are compared as in `indexof`.
  */
 export function bi_indexof_n(s: Value, search: Value): Value {
   if (!isString(s) || !isString(search) || stringLength(search) == 0) return UNDEFINED;
-  const data = stringData(s);
-  const len = stringLength(s);
-  const found = indexesOfBytes(data, len, stringData(search), stringLength(search));
+  const data = withReplacedInvalid(stringData(s), stringLength(s));
+  const len = replacedLength;
+  const needle = withReplacedInvalid(stringData(search), stringLength(search));
+  const found = indexesOfBytes(data, len, needle, replacedLength);
   const result = newArray(matchCount);
   let runes = 0;
   let counted = 0;

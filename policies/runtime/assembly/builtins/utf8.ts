@@ -3,6 +3,8 @@
 // carry such bytes (base64.decode can produce them), so every string builtin walks text through
 // these functions to count code points exactly as OPA does.
 
+import { alloc } from "../heap";
+
 export const RUNE_ERROR: i32 = 0xfffd;
 export const MAX_RUNE: i32 = 0x10ffff;
 
@@ -131,6 +133,44 @@ export function byteOffsetOfRune(p: usize, len: i32, index: i32): i32 {
     index--;
   }
   return <i32>(p - start);
+}
+
+/** Byte length of the text the last `withReplacedInvalid` returned. */
+export let replacedLength: i32 = 0;
+
+/**
+ * The text as Go's `[]rune(s)` reads it, in UTF-8 again: each byte that does not start a valid
+ * sequence becomes U+FFFD (EF BF BD), so every code point keeps its index and a searched
+ * `"\uFFFD"` finds an invalid byte, as it does in OPA's `indexof`. Valid text, nearly always, is
+ * answered in place, with nothing copied; `replacedLength` gives the length either way.
+ */
+export function withReplacedInvalid(p: usize, len: i32): usize {
+  const end = p + <usize>len;
+  let invalid = 0;
+  for (let q = p; q < end; q += <usize>runeSize) {
+    runeSize = 1;
+    if (load<u8>(q) >= 0x80 && decodeRune(q, end) == RUNE_ERROR && runeSize == 1) invalid++;
+  }
+  replacedLength = len + 2 * invalid;
+  if (invalid == 0) return p;
+  const out = alloc(<usize>replacedLength);
+  let w = out;
+  for (let q = p; q < end; q += <usize>runeSize) {
+    runeSize = 1;
+    const b = load<u8>(q);
+    if (b < 0x80) {
+      store<u8>(w++, b);
+      continue;
+    }
+    const r = decodeRune(q, end);
+    if (r == RUNE_ERROR && runeSize == 1) {
+      w += <usize>encodeRune(w, RUNE_ERROR);
+    } else {
+      memory.copy(w, q, <usize>runeSize);
+      w += <usize>runeSize;
+    }
+  }
+  return out;
 }
 
 /** Go's `unicode.IsSpace`: the Unicode White_Space property. */
