@@ -278,7 +278,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         allowed: route ? [] : allowed,
         lateForShutdown: draining,
         malformed: malformedHead(headers),
-        remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        remoteAddress: () => peerAddress(res),
       });
       const length = headers['content-length'];
       const hasBody = ctx.malformed === null && ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined);
@@ -412,6 +412,14 @@ async function startProxyGateway(services: Services, proxy: NonNullable<ServerCo
     tracing,
     ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
   });
+}
+
+/**
+ * A response's peer address. uWS answers for a response until it is ended or aborted; a caller
+ * gone before its refusal was decided shares one bucket, so leaving early evades no limit.
+ */
+function peerAddress(res: HttpResponse): string {
+  return res.aborted ? 'aborted' : Buffer.from(res.getRemoteAddressAsText()).toString();
 }
 
 /** Resolves once `done()` holds, or after `ms`. */

@@ -99,7 +99,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const refuse = (res: ServerResponse, ex: ProxyExchange, error: unknown) => {
     const { reply, code } = refusal(ex, error);
     const close = code === 'payload_too_large';
-    const throttled = throttledRefusal(services, ex.principal, reply.status, ex.clientAddress ?? 'unknown', ex.responseHeaders);
+    const throttled = throttledRefusal(services, ex.principal, reply.status, () => ex.clientAddress ?? 'unknown', ex.responseHeaders);
     if (throttled) {
       answer(res, ex, refusal(ex, throttled).reply, close);
       finish(ex, 'denied', 429);
