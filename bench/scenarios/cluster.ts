@@ -52,8 +52,13 @@ const SETTLE_MS = { full: 3000, quick: 1000 };
 const DEGRADED_MS = { full: 2000, quick: 500 };
 /** Bound on writes resuming after a kill; past it the server is restarted anyway and the gap reported open. */
 const RESUME_TIMEOUT_MS = 60_000;
-/** Bound on each wait for the NATS cluster to be ready (start, and each restart), on a busy machine. */
-const NATS_READY_TIMEOUT_MS = 60_000;
+/**
+ * Bound on each wait for the NATS cluster to be ready (start, and each restart), on a busy
+ * machine: a restarted server catches up every Raft group the scenario made, the earlier phases'
+ * streams included. At 60 s two runs in a row failed at the failover floor's seventh and eighth
+ * restart; the wait is not part of any reported gap.
+ */
+const NATS_READY_TIMEOUT_MS = 180_000;
 /** Bound on a key issued on one instance reaching the others (replication is milliseconds). */
 const KEY_REPLICATION_TIMEOUT_MS = 10_000;
 
