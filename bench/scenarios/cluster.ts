@@ -55,8 +55,8 @@ const RESUME_TIMEOUT_MS = 60_000;
 /**
  * Bound on each wait for the NATS cluster to be ready (start, and each restart), on a busy
  * machine: a restarted server catches up every Raft group the scenario made, the earlier phases'
- * streams included. At 60 s two runs in a row failed at the failover floor's seventh and eighth
- * restart; the wait is not part of any reported gap.
+ * streams included. At 60 s two runs in a row failed, after the failover floor's fifth and
+ * seventh restart; the wait is not part of any reported gap.
  */
 const NATS_READY_TIMEOUT_MS = 180_000;
 /** Bound on a key issued on one instance reaching the others (replication is milliseconds). */
