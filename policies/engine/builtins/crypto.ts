@@ -20,9 +20,9 @@ type JsonObject = Record<string, unknown>;
 /** Whether a JSON value is an object (not an array or null). */
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function jsonObject(bytes: Buffer): JsonObject | undefined {
+function jsonObject(text: string): JsonObject | undefined {
   try {
-    const v: unknown = JSON.parse(bytes.toString('utf8'));
+    const v: unknown = JSON.parse(text);
     return isObject(v) ? v : undefined;
   } catch {
     return undefined;
@@ -84,11 +84,12 @@ function parseJws(token: string): Jws | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;
   const [h, p, s] = parts as [string, string, string];
-  const headerBytes = base64UrlBytes(h);
-  const decodedHeader = headerBytes && jsonObject(headerBytes);
+  const headerText = base64UrlBytes(h)?.toString('utf8');
+  if (headerText === undefined) return undefined;
+  const decodedHeader = jsonObject(headerText);
   if (!decodedHeader || 'enc' in decodedHeader) return undefined;
   const header = tokenHeader(decodedHeader);
-  return header && { headerText: headerBytes.toString('utf8'), header, payloadSegment: p, signature: base64UrlBytes(s), signed: `${h}.${p}` };
+  return header && { headerText, header, payloadSegment: p, signature: base64UrlBytes(s), signed: `${h}.${p}` };
 }
 
 /** The algorithms verified with a public key, each OPA's `io.jwt.verify_<alg in lower case>`. */
@@ -339,11 +340,10 @@ function verifiedToken(token: string, constraints: TokenConstraints): VerifiedTo
   if (!validHeader(jws.header) || (constraints.alg !== '' && constraints.alg !== jws.header.alg)) return UNVERIFIED;
   if (!jws.signature) return undefined;
   if (!constraintsVerify(constraints, jws, jws.signature)) return UNVERIFIED;
-  const payloadBytes = base64UrlBytes(jws.payloadSegment);
-  if (!payloadBytes) return undefined;
-  if (jws.header.cty.toLowerCase() === 'jwt') return verifiedToken(payloadBytes.toString('utf8'), constraints);
-  const payloadText = payloadBytes.toString('utf8');
-  const payload = jsonObject(payloadBytes);
+  const payloadText = base64UrlBytes(jws.payloadSegment)?.toString('utf8');
+  if (payloadText === undefined) return undefined;
+  if (jws.header.cty.toLowerCase() === 'jwt') return verifiedToken(payloadText, constraints);
+  const payload = jsonObject(payloadText);
   return payload && { payload, headerText: jws.headerText, payloadText };
 }
 
@@ -396,7 +396,7 @@ export function jwtDecodeVerify(token: string, constraints: JsonObject, now: () 
 
 /** The first key of a JWK or JWK set, as OPA signs with; undefined if there is none. */
 function firstJwk(text: string): JsonObject | undefined {
-  const jwk = jsonObject(Buffer.from(text, 'utf8'));
+  const jwk = jsonObject(text);
   const first: unknown = Array.isArray(jwk?.keys) ? jwk.keys[0] : jwk;
   return isObject(first) ? first : undefined;
 }
@@ -440,7 +440,7 @@ const isJsonText = (text: string): boolean => {
  */
 export function jwtEncodeSign(headers: string, payload: string, key: string): string | undefined {
   const jwk = firstJwk(key);
-  const header = jsonObject(Buffer.from(headers, 'utf8'));
+  const header = jsonObject(headers);
   const { alg, typ } = header ?? {};
   if (!jwk || typeof alg !== 'string' || !isAlgorithm(alg)) return undefined;
   if ((typeof typ !== 'string' || typ === 'JWT') && !isJsonText(payload)) return undefined;
