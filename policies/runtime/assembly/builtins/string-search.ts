@@ -18,13 +18,19 @@ export function indexOfBytes(hay: usize, hayLen: i32, needle: usize, needleLen: 
   for (let i = from; i <= last; i++) {
     const at = hay + <usize>i;
     if (load<u8>(at) != first) continue;
-    let k = 1;
-    while (k < needleLen && load<u8>(at + <usize>k) == load<u8>(needle + <usize>k)) k++;
+    const k = matchedPrefix(at, needle, needleLen);
     if (k == needleLen) return i;
     compared += k;
     if (compared > 2 * <i64>(i - from) + 64) return indexOfBytesLinear(hay, hayLen, needle, needleLen, i + 1);
   }
   return -1;
+}
+
+/** How many of the `n` bytes at `a` and at `b` agree before the first that differs. */
+export function matchedPrefix(a: usize, b: usize, n: i32): i32 {
+  let k = 0;
+  while (k < n && load<u8>(a + <usize>k) == load<u8>(b + <usize>k)) k++;
+  return k;
 }
 
 /** `indexOfBytes` by Knuth–Morris–Pratt: O(hay + needle) whatever the bytes. */

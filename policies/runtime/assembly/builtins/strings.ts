@@ -12,7 +12,7 @@ import {
   numberIntOf, newArray, arrayAppend, collectionLength, collectionItems, objectLength, objectKeyAt,
   objectValueAt,
 } from "../value";
-import { emptyString, hasPrefix, hasSuffix, indexesOfBytes, indexOfBytes, matchCount, substringOf } from "./string-search";
+import { emptyString, hasPrefix, hasSuffix, indexesOfBytes, indexOfBytes, matchCount, matchedPrefix, substringOf } from "./string-search";
 import { isIntOperand } from "./operands";
 import { output } from "./text-buffer";
 import { byteOffsetOfRune, decodeLastRune, decodeRune, replacedLength, runeCount, runeSize, withReplacedInvalid } from "./utf8";
@@ -178,9 +178,7 @@ function firstKeyAt(patterns: Value, p: usize, len: i32, skipEmpty: bool): i32 {
     const keyLength = stringLength(key);
     if (keyLength == 0 && skipEmpty) continue;
     if (keyLength > len) continue;
-    const data = stringData(key);
-    let same = 0;
-    while (same < keyLength && load<u8>(p + <usize>same) == load<u8>(data + <usize>same)) same++;
+    const same = matchedPrefix(p, stringData(key), keyLength);
     replaceCompared += same + 1;
     if (replaceCompared > REPLACE_MAX_COMPARED) abortWithMessage("size budget: strings.replace_n compares at most 100000000 bytes");
     if (same == keyLength) return k;
