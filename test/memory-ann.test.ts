@@ -7,6 +7,7 @@ import { Memory, type MemoryQuery } from '../core/memory/memory.ts';
 import type { Scored } from '../core/memory/top-k.ts';
 import { VectorIndex } from '../core/memory/vector-index.ts';
 import { Store } from '../core/store.ts';
+import { Rng } from './helpers/fuzz.ts';
 
 // The approximate (IVF) vector index: recall against the exact scan, inserts after training,
 // versions and tombstones, and a restart. Vectors come from a stub embedder that reads them off
@@ -15,19 +16,9 @@ import { Store } from '../core/store.ts';
 const DIMENSIONS = 16;
 const CLUSTERS = 40;
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), a | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function noise(seed: number, scale: number): Float32Array {
-  const next = random(seed);
-  return Float32Array.from({ length: DIMENSIONS }, () => (next() - 0.5) * scale);
+  const rng = new Rng(seed);
+  return Float32Array.from({ length: DIMENSIONS }, () => (rng.next() - 0.5) * scale);
 }
 
 const CENTRES = Array.from({ length: CLUSTERS }, (_, c) => normalise(noise(1_000_000 + c, 2)));

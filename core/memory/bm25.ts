@@ -1,3 +1,4 @@
+import { AppendList } from './append-list.ts';
 import { TopK, type Scored } from './top-k.ts';
 
 /**
@@ -6,17 +7,20 @@ import { TopK, type Scored } from './top-k.ts';
  * versions are never removed: which versions a query may see is decided by the `accept` filter.
  * Collection statistics (document count, average length, document frequencies) therefore count
  * every version, a small bias towards often-rewritten items that keeps writes O(tokens).
+ * Posting lists and lengths grow a block at a time (core/memory/append-list.ts): a word every
+ * decision shares has a posting per decision.
  */
 export const BM25 = { k1: 1.2, b: 0.75 };
 
 interface Postings {
-  docs: number[];
-  frequencies: number[];
+  docs: AppendList<number>;
+  frequencies: AppendList<number>;
 }
 
 export class Bm25Index {
   private readonly postings = new Map<string, Postings>();
-  private readonly lengths: number[] = [];
+  /** Per document (0 for the numbers never added: deletions). */
+  private readonly lengths = new AppendList<number>();
   private totalLength = 0;
   private documents = 0;
 
@@ -26,11 +30,12 @@ export class Bm25Index {
     for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
     for (const [term, count] of counts) {
       let list = this.postings.get(term);
-      if (!list) this.postings.set(term, (list = { docs: [], frequencies: [] }));
+      if (!list) this.postings.set(term, (list = { docs: new AppendList(), frequencies: new AppendList() }));
       list.docs.push(doc);
       list.frequencies.push(count);
     }
-    this.lengths[doc] = tokens.length;
+    while (this.lengths.length < doc) this.lengths.push(0);
+    this.lengths.push(tokens.length);
     this.totalLength += tokens.length;
     this.documents++;
   }
@@ -52,20 +57,24 @@ export class Bm25Index {
       if (!list) continue;
       const df = list.docs.length;
       const idf = Math.log(1 + (this.documents - df + 0.5) / (df + 0.5));
-      for (let i = 0; i < df; i++) {
-        const doc = list.docs[i]!;
-        // A term's share is always above 0, so 0 means "not seen yet" and -1 "not accepted".
-        const current = scores[doc]!;
-        if (current < 0) continue;
-        if (current === 0) {
-          if (!accept(doc)) {
-            scores[doc] = REJECTED;
-            continue;
+      const frequencyChunks = list.frequencies.chunks();
+      for (const [c, docs] of list.docs.chunks().entries()) {
+        const frequencies = frequencyChunks[c]!;
+        for (let i = 0; i < docs.length; i++) {
+          const doc = docs[i]!;
+          // A term's share is always above 0, so 0 means "not seen yet" and -1 "not accepted".
+          const current = scores[doc]!;
+          if (current < 0) continue;
+          if (current === 0) {
+            if (!accept(doc)) {
+              scores[doc] = REJECTED;
+              continue;
+            }
+            matched.push(doc);
           }
-          matched.push(doc);
+          const tf = frequencies[i]!;
+          scores[doc] = current + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * this.lengths.get(doc)) / averageLength));
         }
-        const tf = list.frequencies[i]!;
-        scores[doc] = current + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * this.lengths[doc]!) / averageLength));
       }
     }
     return new LexicalScores(scores, matched);

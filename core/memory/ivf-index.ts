@@ -1,9 +1,10 @@
 import { evenSample, sphericalKMeans } from './k-means.ts';
-import { dot, nearestRow, offerRow } from './similarity.ts';
+import { dot, nearestTo, offerRow } from './similarity.ts';
 import { TopK, type Scored } from './top-k.ts';
+import type { VectorRows } from './vector-rows.ts';
 
 /**
- * An inverted-file (IVF) index over the rows of a vector matrix: the vectors are partitioned into
+ * An inverted-file (IVF) index over rows of vectors (core/memory/vector-rows.ts): the vectors are partitioned into
  * about √n cells by spherical k-means, and a query scores the cell centroids, then only the rows
  * of the `probes` most similar cells (more while fewer than k accepted documents were found, so
  * a narrow filter degrades towards a full scan instead of returning too few).
@@ -47,9 +48,9 @@ export class InvertedFileIndex {
     return this.lists.length;
   }
 
-  /** Trains cells on rows `0..rows` of `matrix` and files every one of them. Deterministic. */
-  static train(matrix: Float32Array, dimensions: number, rows: number): InvertedFileIndex {
-    const steps = InvertedFileIndex.training(matrix, dimensions, rows);
+  /** Trains cells on rows `0..rows` of `vectors` and files every one of them. Deterministic. */
+  static train(vectors: VectorRows, rows: number): InvertedFileIndex {
+    const steps = InvertedFileIndex.training(vectors, rows);
     for (;;) {
       const step = steps.next();
       if (step.done) return step.value;
@@ -60,16 +61,17 @@ export class InvertedFileIndex {
    * `train` in steps: the generator yields every `STEP_ROWS` rows filed (the parts that grow with
    * n), so a server can train between requests instead of stalling them (core/memory/vector-index.ts).
    */
-  static *training(matrix: Float32Array, dimensions: number, rows: number): Generator<void, InvertedFileIndex> {
+  static *training(vectors: VectorRows, rows: number): Generator<void, InvertedFileIndex> {
+    const { dimensions } = vectors;
     const all = Int32Array.from({ length: rows }, (_, row) => row);
     const wanted = Math.max(1, Math.round(Math.sqrt(rows)));
     const coarseK = Math.ceil(Math.sqrt(wanted));
     const fineK = Math.ceil(wanted / coarseK);
-    const coarse = sphericalKMeans({ matrix, dimensions, rows: evenSample(all, coarseK * IVF.coarseSample), k: coarseK, iterations: IVF.iterations });
+    const coarse = sphericalKMeans({ vectors, rows: evenSample(all, coarseK * IVF.coarseSample), k: coarseK, iterations: IVF.iterations });
     const coarseCount = coarse.length / dimensions;
     const groups: number[][] = Array.from({ length: coarseCount }, () => []);
     for (let row = 0; row < rows; row++) {
-      groups[nearestRow(coarse, coarseCount, matrix, row * dimensions, dimensions).row]!.push(row);
+      groups[nearestTo(coarse, coarseCount, vectors, row).row]!.push(row);
       if (row % STEP_ROWS === STEP_ROWS - 1) yield;
     }
 
@@ -77,7 +79,7 @@ export class InvertedFileIndex {
     let cells = 0;
     for (const [coarseCell, group] of groups.entries()) {
       if (group.length === 0) continue;
-      const centroids = sphericalKMeans({ matrix, dimensions, rows: evenSample(group, fineK * IVF.fineSample), k: fineK, iterations: IVF.iterations });
+      const centroids = sphericalKMeans({ vectors, rows: evenSample(group, fineK * IVF.fineSample), k: fineK, iterations: IVF.iterations });
       split.push({ coarseCell, group, centroids, first: cells });
       cells += centroids.length / dimensions;
       yield;
@@ -95,7 +97,7 @@ export class InvertedFileIndex {
       const count = fine.length / dimensions;
       for (let i = 0; i < group.length; i++) {
         const row = group[i]!;
-        index.file(row, first + nearestRow(fine, count, matrix, row * dimensions, dimensions).row);
+        index.file(row, first + nearestTo(fine, count, vectors, row).row);
         if (i % STEP_ROWS === STEP_ROWS - 1) yield;
       }
     }
@@ -107,16 +109,15 @@ export class InvertedFileIndex {
    * most similar coarse centroid, then the most similar fine cell of that one. That scores
    * ~2·√cells centroids per write instead of all of them (324 at 100,000 rows).
    */
-  place(matrix: Float32Array, row: number): void {
+  place(vectors: VectorRows, row: number): void {
     const { dimensions, coarse } = this;
-    const base = row * dimensions;
-    const group = nearestRow(coarse.centroids, coarse.first.length, matrix, base, dimensions).row;
+    const group = nearestTo(coarse.centroids, coarse.first.length, vectors, row).row;
     const first = coarse.first[group]!;
     const count = coarse.count[group]!;
     const cell =
       count > 0
-        ? first + nearestRow(this.centroids.subarray(first * dimensions, (first + count) * dimensions), count, matrix, base, dimensions).row
-        : nearestRow(this.centroids, this.cells, matrix, base, dimensions).row;
+        ? first + nearestTo(this.centroids.subarray(first * dimensions, (first + count) * dimensions), count, vectors, row).row
+        : nearestTo(this.centroids, this.cells, vectors, row).row;
     const previous = this.cellOf[row];
     if (previous === cell) return;
     if (previous !== undefined) {
@@ -130,14 +131,14 @@ export class InvertedFileIndex {
    * The `k` accepted documents most similar to `query` among the rows of the `probes` cells
    * nearest to it (and further cells while fewer than `k` were accepted), best first.
    */
-  search(matrix: Float32Array, docOf: Int32Array, query: Float32Array, k: number, probes: number, accept: (doc: number) => boolean): Scored[] {
+  search(vectors: VectorRows, docOf: Int32Array, query: Float32Array, k: number, probes: number, accept: (doc: number) => boolean): Scored[] {
     const { dimensions, lists } = this;
     const closeness = new Float64Array(lists.length);
     for (let cell = 0; cell < lists.length; cell++) closeness[cell] = dot(this.centroids, cell * dimensions, query, dimensions);
     const order = Array.from({ length: lists.length }, (_, cell) => cell).sort((a, b) => closeness[b]! - closeness[a]! || a - b);
     const top = new TopK(k);
     for (let i = 0; i < order.length && (i < probes || !top.full); i++) {
-      for (const row of lists[order[i]!]!) offerRow(top, matrix, dimensions, row, docOf[row]!, query, accept);
+      for (const row of lists[order[i]!]!) offerRow(top, vectors, row, docOf[row]!, query, accept);
     }
     return top.sorted();
   }

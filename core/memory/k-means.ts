@@ -1,14 +1,14 @@
-import { nearestRow } from './similarity.ts';
+import { nearestTo } from './similarity.ts';
+import type { VectorRows } from './vector-rows.ts';
 
 /**
  * Spherical k-means (unit vectors, similarity by dot product, centroids re-normalised) over
- * chosen rows of a row-major matrix. Deterministic: the first centroids are rows spread evenly
+ * chosen rows of a set of vectors. Deterministic: the first centroids are rows spread evenly
  * over the sample, and a cluster left empty (duplicate vectors make that common) is re-seeded
  * with the sample point its cluster fits worst, so the same rows always give the same centroids.
  */
 export interface KMeansInput {
-  matrix: Float32Array;
-  dimensions: number;
+  vectors: VectorRows;
   /** The rows to cluster. */
   rows: ArrayLike<number>;
   k: number;
@@ -16,13 +16,15 @@ export interface KMeansInput {
 }
 
 /** `min(k, rows)` unit centroids, row-major. */
-export function sphericalKMeans({ matrix, dimensions, rows, k, iterations }: KMeansInput): Float32Array {
+export function sphericalKMeans({ vectors, rows, k, iterations }: KMeansInput): Float32Array {
+  const { dimensions } = vectors;
   const n = rows.length;
   const count = Math.min(k, n);
   const centroids = new Float32Array(count * dimensions);
   for (let c = 0; c < count; c++) {
-    const base = rows[Math.floor((c * n) / count)]! * dimensions;
-    centroids.set(matrix.subarray(base, base + dimensions), c * dimensions);
+    const row = rows[Math.floor((c * n) / count)]!;
+    const base = vectors.base(row);
+    centroids.set(vectors.block(row).subarray(base, base + dimensions), c * dimensions);
   }
   const sums = new Float64Array(count * dimensions);
   const sizes = new Int32Array(count);
@@ -31,14 +33,12 @@ export function sphericalKMeans({ matrix, dimensions, rows, k, iterations }: KMe
     sums.fill(0);
     sizes.fill(0);
     for (let i = 0; i < n; i++) {
-      const base = rows[i]! * dimensions;
-      const { row: c, similarity } = nearestRow(centroids, count, matrix, base, dimensions);
+      const { row: c, similarity } = nearestTo(centroids, count, vectors, rows[i]!);
       fit[i] = similarity;
       sizes[c]!++;
-      const offset = c * dimensions;
-      for (let j = 0; j < dimensions; j++) sums[offset + j]! += matrix[base + j]!;
+      addRow(sums, c * dimensions, vectors, rows[i]!);
     }
-    reseedEmpty(sizes, fit, rows, matrix, sums, dimensions);
+    reseedEmpty(sizes, fit, rows, vectors, sums);
     for (let c = 0; c < count; c++) {
       const offset = c * dimensions;
       let norm = 0;
@@ -51,8 +51,8 @@ export function sphericalKMeans({ matrix, dimensions, rows, k, iterations }: KMe
   return centroids;
 }
 
-/** Gives each empty cluster the worst-fitting sample point (a different one each), as its sum. */
-function reseedEmpty(sizes: Int32Array, fit: Float64Array, rows: ArrayLike<number>, matrix: Float32Array, sums: Float64Array, dimensions: number): void {
+/** Gives each empty cluster (its sum still 0) the worst-fitting sample point (a different one each), as its sum. */
+function reseedEmpty(sizes: Int32Array, fit: Float64Array, rows: ArrayLike<number>, vectors: VectorRows, sums: Float64Array): void {
   const empty: number[] = [];
   for (let c = 0; c < sizes.length; c++) if (sizes[c] === 0) empty.push(c);
   if (empty.length === 0) return;
@@ -62,9 +62,15 @@ function reseedEmpty(sizes: Int32Array, fit: Float64Array, rows: ArrayLike<numbe
   empty.forEach((c, i) => {
     const point = worst[i];
     if (point === undefined) return;
-    const base = rows[point]! * dimensions;
-    for (let j = 0; j < dimensions; j++) sums[c * dimensions + j] = matrix[base + j]!;
+    addRow(sums, c * vectors.dimensions, vectors, rows[point]!);
   });
+}
+
+/** Adds row `row` of `vectors` to `sums` from `offset` on. */
+function addRow(sums: Float64Array, offset: number, vectors: VectorRows, row: number): void {
+  const block = vectors.block(row);
+  const base = vectors.base(row);
+  for (let j = 0; j < vectors.dimensions; j++) sums[offset + j]! += block[base + j]!;
 }
 
 /** Rows spread evenly over `rows` (all of them when there are no more than `limit`). */

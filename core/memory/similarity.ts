@@ -1,4 +1,5 @@
 import type { TopK } from './top-k.ts';
+import type { VectorRows } from './vector-rows.ts';
 
 /**
  * The arithmetic every vector search, k-means step and cell assignment shares. Vectors are unit
@@ -40,11 +41,16 @@ export function nearestRow(centroids: Float32Array, count: number, matrix: Float
   return { row, similarity };
 }
 
+/** Which of the `count` rows of `centroids` is most similar to row `row` of `vectors`, and how similar. */
+export function nearestTo(centroids: Float32Array, count: number, vectors: VectorRows, row: number): { row: number; similarity: number } {
+  return nearestRow(centroids, count, vectors.block(row), vectors.base(row), vectors.dimensions);
+}
+
 /**
  * Offers document `doc` (stored at `row`) to `top`. Scoring is cheaper than `accept`
  * (liveness, filters), so only documents that would enter the top k are asked about.
  */
-export function offerRow(top: TopK, matrix: Float32Array, dimensions: number, row: number, doc: number, query: Float32Array, accept: (doc: number) => boolean): void {
-  const similarity = dot(matrix, row * dimensions, query, dimensions);
+export function offerRow(top: TopK, vectors: VectorRows, row: number, doc: number, query: Float32Array, accept: (doc: number) => boolean): void {
+  const similarity = dot(vectors.block(row), vectors.base(row), query, vectors.dimensions);
   if (similarity > top.floor && accept(doc)) top.offer(doc, similarity);
 }

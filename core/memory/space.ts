@@ -1,5 +1,7 @@
 import { Bm25Index } from './bm25.ts';
+import { AppendList } from './append-list.ts';
 import type { MemoryItem, MemoryLink } from './item.ts';
+import { ShardedMap } from './sharded-map.ts';
 import { STOP_WORDS, tokenize } from './tokenize.ts';
 import { VECTOR_INDEX_DEFAULTS, VectorIndex, type VectorIndexOptions } from './vector-index.ts';
 
@@ -9,26 +11,33 @@ import { VECTOR_INDEX_DEFAULTS, VectorIndex, type VectorIndexOptions } from './v
  * version is a document numbered by its revision (document d is revision d + 1), so "memory as
  * of revision R" is a filter, not a copy.
  *
- * It is rebuilt from LMDB at start (core/memory/memory.ts) and grows as versions commit.
+ * It is rebuilt from LMDB at start (core/memory/memory.ts) and grows as versions commit, in
+ * structures that grow a block or a shard at a time (core/memory/append-list.ts,
+ * core/memory/sharded-map.ts, core/memory/vector-rows.ts): every decision recorded adds a
+ * document, and growing by copying everything at once stalled requests for up to 200 ms.
  */
 export class MemorySpace {
   readonly lexical = new Bm25Index();
   readonly vectors: VectorIndex;
   /** Per document (= revision - 1). */
-  private readonly docs: Array<Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'>> = [];
-  private readonly times: number[] = [];
+  private readonly docs = new AppendList<Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'>>();
+  private readonly times = new AppendList<number>();
   /** Revision at which each document was superseded by the item's next version (Infinity while latest). */
-  private readonly supersededAt: number[] = [];
+  private readonly supersededAt = new AppendList<number>();
   /** Item id → its documents, oldest version first. */
-  private readonly byId = new Map<string, number[]>();
+  private readonly byId = new ShardedMap<number[]>();
   /** `namespace\0key` → item id. */
-  private readonly byKey = new Map<string, string>();
-  /** Item id → ids of items some version of which links to it. */
-  private readonly incoming = new Map<string, Set<string>>();
+  private readonly byKey = new ShardedMap<string>();
+  /**
+   * Item id → the documents that link to it, in order: a list rather than a set of source ids,
+   * because an item every decision links to (its policy, say) has one per decision, and a set
+   * that size stalled the turn it grew in (core/memory/sharded-map.ts has the figures).
+   */
+  private readonly incoming = new ShardedMap<AppendList<number>>();
   /** Namespace → ids of the items ever written there, oldest first. */
-  private readonly namespaceItems = new Map<string, string[]>();
+  private readonly namespaceItems = new Map<string, AppendList<string>>();
   /** Ids of every item ever written, oldest first. */
-  private readonly itemOrder: string[] = [];
+  private readonly itemOrder = new AppendList<string>();
 
   constructor(dimensions: number, vectorOptions: VectorIndexOptions = VECTOR_INDEX_DEFAULTS) {
     this.vectors = new VectorIndex(dimensions, vectorOptions);
@@ -41,7 +50,7 @@ export class MemorySpace {
 
   /** The time of the newest revision, in ms; new revisions never go back in time. */
   get lastTime(): number {
-    return this.times.at(-1) ?? 0;
+    return this.times.last() ?? 0;
   }
 
   /**
@@ -58,17 +67,17 @@ export class MemorySpace {
       this.byId.set(item.id, (versions = []));
       this.byKey.set(`${item.namespace}\0${item.key}`, item.id);
       let ids = this.namespaceItems.get(item.namespace);
-      if (!ids) this.namespaceItems.set(item.namespace, (ids = []));
+      if (!ids) this.namespaceItems.set(item.namespace, (ids = new AppendList()));
       ids.push(item.id);
       this.itemOrder.push(item.id);
     }
     const previous = versions.at(-1);
-    if (previous !== undefined) this.supersededAt[previous] = doc + 1;
+    if (previous !== undefined) this.supersededAt.set(previous, doc + 1);
     versions.push(doc);
     for (const link of item.links) {
       let sources = this.incoming.get(link.to);
-      if (!sources) this.incoming.set(link.to, (sources = new Set()));
-      sources.add(item.id);
+      if (!sources) this.incoming.set(link.to, (sources = new AppendList()));
+      if (sources.last() !== doc) sources.push(doc);
     }
     if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
     if (vector) this.vectors.set(doc, vector);
@@ -77,16 +86,16 @@ export class MemorySpace {
 
   /** Whether document `doc` is the item's current version, not deleted, as of `revision`. */
   live(doc: number, revision: number): boolean {
-    return doc < revision && this.supersededAt[doc]! >= revision + 1 && !this.docs[doc]!.tombstone;
+    return doc < revision && this.supersededAt.get(doc) >= revision + 1 && !this.docs.get(doc).tombstone;
   }
 
   doc(doc: number) {
-    return this.docs[doc]!;
+    return this.docs.get(doc);
   }
 
   /** When document `doc` was written, in ms. */
   time(doc: number): number {
-    return this.times[doc]!;
+    return this.times.get(doc);
   }
 
   /** The document holding item `id` as of `revision` (a tombstone included), if it existed then. */
@@ -99,7 +108,7 @@ export class MemorySpace {
 
   /** The document holding version `version` of item `id`, if it was added. */
   docOf(id: string, version: number): number | undefined {
-    return this.byId.get(id)?.find((doc) => this.docs[doc]!.version === version);
+    return this.byId.get(id)?.find((doc) => this.docs.get(doc).version === version);
   }
 
   /** Every version's document of item `id` up to `revision`, oldest first. */
@@ -114,7 +123,7 @@ export class MemorySpace {
   /** The newest version of item `id`, a tombstone included. */
   latest(id: string) {
     const last = this.byId.get(id)?.at(-1);
-    return last === undefined ? undefined : this.docs[last]!;
+    return last === undefined ? undefined : this.docs.get(last);
   }
 
   idForKey(namespace: string, key: string): string | undefined {
@@ -144,19 +153,19 @@ export class MemorySpace {
     revision: number,
     options: { namespace?: string; after: number; limit: number; accept(doc: number): boolean },
   ): Array<{ doc: number; position: number }> {
-    const ids = options.namespace === undefined ? this.itemOrder : (this.namespaceItems.get(options.namespace) ?? []);
+    const ids = options.namespace === undefined ? this.itemOrder : (this.namespaceItems.get(options.namespace) ?? new AppendList<string>());
     const position = (id: string) => this.byId.get(id)![0]!;
     let low = 0;
     let high = ids.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (position(ids[mid]!) <= options.after) low = mid + 1;
+      if (position(ids.get(mid)) <= options.after) low = mid + 1;
       else high = mid;
     }
     const found: Array<{ doc: number; position: number }> = [];
     for (let i = low; i < ids.length && found.length < options.limit; i++) {
-      const doc = this.docAt(ids[i]!, revision);
-      if (doc !== undefined && this.live(doc, revision) && options.accept(doc)) found.push({ doc, position: position(ids[i]!) });
+      const doc = this.docAt(ids.get(i), revision);
+      if (doc !== undefined && this.live(doc, revision) && options.accept(doc)) found.push({ doc, position: position(ids.get(i)) });
     }
     return found;
   }
@@ -169,16 +178,21 @@ export class MemorySpace {
     const found: Array<{ doc: number; link: MemoryLink; direction: 'out' | 'in' }> = [];
     const self = this.docAt(id, revision);
     if (self !== undefined && this.live(self, revision)) {
-      for (const link of this.docs[self]!.links) {
+      for (const link of this.docs.get(self).links) {
         if (relations && !relations.has(link.relation)) continue;
         const target = this.docAt(link.to, revision);
         if (target !== undefined && this.live(target, revision)) found.push({ doc: target, link, direction: 'out' });
       }
     }
-    for (const source of this.incoming.get(id) ?? []) {
+    const seen = new Set<string>();
+    for (const linking of this.incoming.get(id) ?? []) {
+      if (linking >= revision) break;
+      const source = this.docs.get(linking).id;
+      if (seen.has(source)) continue;
+      seen.add(source);
       const doc = this.docAt(source, revision);
       if (doc === undefined || !this.live(doc, revision)) continue;
-      for (const link of this.docs[doc]!.links) {
+      for (const link of this.docs.get(doc).links) {
         if (link.to === id && (!relations || relations.has(link.relation))) found.push({ doc, link, direction: 'in' });
       }
     }
@@ -191,7 +205,7 @@ export class MemorySpace {
     let high = this.times.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (this.times[mid]! <= timeMs) low = mid + 1;
+      if (this.times.get(mid) <= timeMs) low = mid + 1;
       else high = mid;
     }
     return low;

@@ -1,10 +1,11 @@
 import { InvertedFileIndex } from './ivf-index.ts';
 import { dot, offerRow } from './similarity.ts';
 import { TopK, type Scored } from './top-k.ts';
+import { VectorRows } from './vector-rows.ts';
 
 /**
- * Nearest-neighbour search over every document's unit vector, kept in one contiguous
- * Float32Array and scored by dot product (= cosine). Vectors persist in LMDB
+ * Nearest-neighbour search over every document's unit vector, kept in blocks that never move
+ * (core/memory/vector-rows.ts) and scored by dot product (= cosine). Vectors persist in LMDB
  * (core/memory/item-store.ts); this is their in-memory form, rebuilt from there at start.
  *
  * Below `annThreshold` vectors a search is an exact scan. From it on, an inverted-file index
@@ -36,7 +37,7 @@ export const VECTOR_INDEX_DEFAULTS: VectorIndexOptions = { annThreshold: 15_000,
 const SLICE_MS = 4;
 
 export class VectorIndex {
-  private matrix: Float32Array;
+  private readonly vectors: VectorRows;
   /** Document number → row, or -1 for a document without a vector yet. */
   private rows: Int32Array;
   /** Row → document number. */
@@ -54,7 +55,7 @@ export class VectorIndex {
     readonly dimensions: number,
     readonly options: VectorIndexOptions = VECTOR_INDEX_DEFAULTS,
   ) {
-    this.matrix = new Float32Array(dimensions * 1024);
+    this.vectors = new VectorRows(dimensions);
     this.rows = new Int32Array(1024).fill(-1);
     this.docs = new Int32Array(1024);
   }
@@ -85,15 +86,14 @@ export class VectorIndex {
     let row = this.rows[doc]!;
     if (row < 0) {
       row = this.count++;
-      if (this.count * this.dimensions > this.matrix.length) this.matrix = grow(this.matrix, this.count * this.dimensions, 0);
       if (row >= this.docs.length) this.docs = grow(this.docs, row + 1, 0);
       this.rows[doc] = row;
       this.docs[row] = doc;
     }
-    this.matrix.set(vector, row * this.dimensions);
+    this.vectors.set(row, vector);
     if (this.loading) return;
     this.training?.changed.add(row);
-    this.ivf?.place(this.matrix, row);
+    this.ivf?.place(this.vectors, row);
   }
 
   /** Resolves once the approximate index is up to date: a due training started and finished (tests, the bench). */
@@ -119,20 +119,21 @@ export class VectorIndex {
   /** Cosine of `doc` to `query`, or null when `doc` has no vector. */
   similarity(doc: number, query: Float32Array): number | null {
     if (!this.has(doc)) return null;
-    return dot(this.matrix, this.rows[doc]! * this.dimensions, query, this.dimensions);
+    const row = this.rows[doc]!;
+    return dot(this.vectors.block(row), this.vectors.base(row), query, this.dimensions);
   }
 
   /** The `k` accepted documents most similar to `query`, best first: approximate from `annThreshold` vectors on. */
   search(query: Float32Array, k: number, accept: (doc: number) => boolean): Scored[] {
     this.trainIfDue();
     if (!this.ivf) return this.exactSearch(query, k, accept);
-    return this.ivf.search(this.matrix, this.docs, query, k, this.options.probes, accept);
+    return this.ivf.search(this.vectors, this.docs, query, k, this.options.probes, accept);
   }
 
   /** The `k` accepted documents most similar to `query`, best first, by scanning every vector. */
   exactSearch(query: Float32Array, k: number, accept: (doc: number) => boolean): Scored[] {
     const top = new TopK(k);
-    for (let row = 0; row < this.count; row++) offerRow(top, this.matrix, this.dimensions, row, this.docs[row]!, query, accept);
+    for (let row = 0; row < this.count; row++) offerRow(top, this.vectors, row, this.docs[row]!, query, accept);
     return top.sorted();
   }
 
@@ -147,13 +148,13 @@ export class VectorIndex {
 
   private train(): void {
     const started = performance.now();
-    this.ivf = InvertedFileIndex.train(this.matrix, this.dimensions, this.count);
+    this.ivf = InvertedFileIndex.train(this.vectors, this.count);
     this.trainingMs = performance.now() - started;
   }
 
   private trainInSlices(): void {
     const rows = this.count;
-    const steps = InvertedFileIndex.training(this.matrix, this.dimensions, rows);
+    const steps = InvertedFileIndex.training(this.vectors, rows);
     const changed = new Set<number>();
     let busyMs = 0;
     this.training = {
@@ -167,8 +168,8 @@ export class VectorIndex {
           if (!step.done) return void setImmediate(slice);
           // Trained on the vectors as they were when it began: file what came or changed since.
           const ivf = step.value;
-          for (let row = rows; row < this.count; row++) ivf.place(this.matrix, row);
-          for (const row of changed) if (row < rows) ivf.place(this.matrix, row);
+          for (let row = rows; row < this.count; row++) ivf.place(this.vectors, row);
+          for (const row of changed) if (row < rows) ivf.place(this.vectors, row);
           this.ivf = ivf;
           this.trainingMs = busyMs;
           this.training = null;
@@ -180,10 +181,9 @@ export class VectorIndex {
   }
 }
 
-function grow<T extends Float32Array | Int32Array>(array: T, atLeast: number, fill: number): T {
-  const grown = new (array.constructor as new (length: number) => T)(Math.max(atLeast, array.length * 2));
-  // A new typed array is zeroed already: filling the matrix's new half with 0 again wrote ~10 MB
-  // at 8,192 rows, on the request that crossed it.
+/** `array` copied into one of at least `atLeast` entries (twice as many), the new ones `fill`. */
+function grow(array: Int32Array, atLeast: number, fill: number): Int32Array {
+  const grown = new Int32Array(Math.max(atLeast, array.length * 2));
   if (fill !== 0) grown.fill(fill, array.length);
   grown.set(array);
   return grown;
