@@ -14,8 +14,18 @@ const BLOCK = 1 << SHIFT;
 const MASK = BLOCK - 1;
 
 export class AppendList<T> {
-  private readonly blocks: T[][] = [];
-  private size = 0;
+  private readonly blocks: T[][];
+  private size: number;
+
+  /**
+   * An empty list, or one holding `first`. Most lists stay short (the links to an item only
+   * one other item links to), and an array begun empty reserves 17 slots at its first push:
+   * built from literals, a list of one entry takes two arrays of one slot.
+   */
+  constructor(...first: [] | [T]) {
+    this.blocks = first.length === 0 ? [] : [[first[0]]];
+    this.size = first.length;
+  }
 
   get length(): number {
     return this.size;
@@ -35,8 +45,8 @@ export class AppendList<T> {
   }
 
   push(value: T): void {
-    if ((this.size & MASK) === 0) this.blocks.push([]);
-    this.blocks[this.blocks.length - 1]!.push(value);
+    if ((this.size & MASK) === 0) this.blocks.push([value]);
+    else this.blocks[this.blocks.length - 1]!.push(value);
     this.size++;
   }
 

@@ -29,8 +29,11 @@ export class Bm25Index {
     const counts = new Map<string, number>();
     for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
     for (const [term, count] of counts) {
-      let list = this.postings.get(term);
-      if (!list) this.postings.set(term, (list = { docs: new AppendList(), frequencies: new AppendList() }));
+      const list = this.postings.get(term);
+      if (!list) {
+        this.postings.set(term, { docs: new AppendList(doc), frequencies: new AppendList(count) });
+        continue;
+      }
       list.docs.push(doc);
       list.frequencies.push(count);
     }

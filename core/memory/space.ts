@@ -62,22 +62,24 @@ export class MemorySpace {
     this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: item.links, attributes: item.attributes, createdBy: item.createdBy });
     this.times.push(Math.max(Date.parse(item.createdAt), this.lastTime));
     this.supersededAt.push(Infinity);
-    let versions = this.byId.get(item.id);
-    if (!versions) {
-      this.byId.set(item.id, (versions = []));
+    // New arrays and lists are made holding their first entry: begun empty, an array reserves
+    // 17 slots at its first push, and most items have one version and one item linking to them.
+    const versions = this.byId.get(item.id);
+    if (versions) {
+      this.supersededAt.set(versions.at(-1)!, doc + 1);
+      versions.push(doc);
+    } else {
+      this.byId.set(item.id, [doc]);
       this.byKey.set(`${item.namespace}\0${item.key}`, item.id);
-      let ids = this.namespaceItems.get(item.namespace);
-      if (!ids) this.namespaceItems.set(item.namespace, (ids = new AppendList()));
-      ids.push(item.id);
+      const ids = this.namespaceItems.get(item.namespace);
+      if (ids) ids.push(item.id);
+      else this.namespaceItems.set(item.namespace, new AppendList(item.id));
       this.itemOrder.push(item.id);
     }
-    const previous = versions.at(-1);
-    if (previous !== undefined) this.supersededAt.set(previous, doc + 1);
-    versions.push(doc);
     for (const link of item.links) {
-      let sources = this.incoming.get(link.to);
-      if (!sources) this.incoming.set(link.to, (sources = new AppendList()));
-      if (sources.last() !== doc) sources.push(doc);
+      const sources = this.incoming.get(link.to);
+      if (!sources) this.incoming.set(link.to, new AppendList(doc));
+      else if (sources.last() !== doc) sources.push(doc);
     }
     if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
     if (vector) this.vectors.set(doc, vector);
