@@ -171,6 +171,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const joined = census;
   let draining = false;
   let inFlight = 0;
+  const embedder = config.embedder ?? new WordVectorEmbedder();
   const services = await orLeave(() => buildServices({
     store,
     evaluator: config.policies,
@@ -178,7 +179,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     idempotencyRetentionMs: config.idempotencyRetentionMs ?? DEFAULTS.idempotencyRetentionMs,
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...config.rateLimits },
     unauthenticatedLimit: config.unauthenticatedLimit ?? UNAUTHENTICATED_LIMIT,
-    embedder: config.embedder ?? new WordVectorEmbedder(),
+    embedder,
     signatures: {
       ...(config.signatures ? { mode: config.signatures } : {}),
       skewSeconds,
@@ -352,6 +353,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   purge.unref();
   services.webhooks.start(replica?.deliveries ?? null);
   checkpoints.start();
+  embedder.warm?.();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes, tracing));

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { dot } from '../core/memory/embedder.ts';
@@ -57,6 +57,32 @@ t.test("the word-vector model's vectors are worked out, not stored: a version is
   t.match(await cosine(memory), [['outage', score]], 'the same answer after a restart');
   await memory.close();
   await store.close();
+});
+
+t.test('warming loads the model in steps between other work, and a text embedded meanwhile finishes the load', async (t) => {
+  const dir = tempDir(t);
+  // Paths of their own: the process's other tests have loaded the shared cache already.
+  const path = join(dir, 'vectors.f32');
+  copyFileSync(defaultCachePath(), path);
+  symlinkSync(path, join(dir, 'again.f32'));
+  const reference = new WordVectorEmbedder().embedNow('billing system downtime');
+  const embedder = new WordVectorEmbedder(path);
+  t.notOk(embedder.loaded, 'nothing is loaded before it is asked for');
+  embedder.warm();
+  t.notOk(embedder.loaded, 'warm() returns before the model is loaded');
+  let turns = 0;
+  while (!embedder.loaded && turns < 20_000) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    turns++;
+  }
+  t.ok(embedder.loaded, 'loaded in the background');
+  t.ok(turns > 3, `timers ran while it loaded (${turns} turns): it did not hold the event loop throughout`);
+  t.same(embedder.embedNow('billing system downtime'), reference, 'the same vectors as a model loaded at once');
+  const hurried = new WordVectorEmbedder(join(dir, 'again.f32'));
+  hurried.warm();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(hurried.embedNow('billing system downtime'), reference, 'a text embedded during the load gets the same vector');
+  t.ok(hurried.loaded, 'and the load is finished');
 });
 
 t.test('a damaged cache is refused and rebuilt from the package', async (t) => {

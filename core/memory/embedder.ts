@@ -16,6 +16,8 @@ export interface Embedder {
    * version a vector write and the transaction that carried it.
    */
   embedNow?(text: string): Float32Array;
+  /** Such a model can start loading in the background once the server listens, rather than on the first text. */
+  warm?(): void;
 }
 
 /** Scales `vector` to unit length in place; the zero vector stays zero. */

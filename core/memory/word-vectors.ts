@@ -1,4 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { log } from '../log.ts';
@@ -88,14 +89,24 @@ export function convertWordVectors(cachePath: string): void {
 
 /** Reads the binary cache; throws if it is not one this code wrote. */
 export function readWordVectors(cachePath: string): WordVectors {
-  const file = readFileSync(cachePath);
+  return runToEnd(parseWordVectors(cachePath, readFileSync(cachePath)));
+}
+
+/** Words indexed between two steps of `parseWordVectors`: a few milliseconds of work. */
+const STEP_WORDS = 16_384;
+
+/**
+ * The cache read from `file`, in steps: the generator yields every `STEP_WORDS` words indexed
+ * (building the 341k-word index is most of a load's ~240 ms), so a server can load the model
+ * between requests (`WordVectorEmbedder.warm`).
+ */
+function* parseWordVectors(cachePath: string, file: Buffer): Generator<void, WordVectors> {
   if (file.toString('latin1', 0, 4) !== MAGIC || file.readUInt32LE(4) !== FORMAT) throw new Error(`${cachePath} is not a word-vector cache`);
   const count = file.readUInt32LE(8);
   const dimensions = file.readUInt32LE(12);
   const vocabularyBytes = file.readUInt32LE(16);
-  const words = file.toString('utf8', HEADER_BYTES, HEADER_BYTES + vocabularyBytes).split('\n');
   const start = HEADER_BYTES + vocabularyBytes + ((4 - ((HEADER_BYTES + vocabularyBytes) % 4)) % 4);
-  if (words.length !== count || file.length !== start + count * dimensions * 4) throw new Error(`${cachePath} is truncated`);
+  if (file.length !== start + count * dimensions * 4) throw new Error(`${cachePath} is truncated`);
   // Float32Array needs 4-byte alignment; a file buffer from readFileSync starts aligned, but copy if not.
   const offset = file.byteOffset + start;
   const matrix =
@@ -103,11 +114,27 @@ export function readWordVectors(cachePath: string): WordVectors {
       ? new Float32Array(file.buffer, offset, count * dimensions)
       : new Float32Array(file.buffer.slice(offset, offset + count * dimensions * 4));
   const index = new Map<string, number>();
-  // The vocabulary is case-sensitive in places; the first (most frequent) spelling of a word wins.
-  words.forEach((word, row) => {
+  // Word by word from the bytes: decoding the whole vocabulary and splitting it took one step of
+  // 25–40 ms. It is case-sensitive in places; the first (most frequent) spelling of a word wins.
+  const end = HEADER_BYTES + vocabularyBytes;
+  let row = 0;
+  for (let at = HEADER_BYTES; at <= end; row++) {
+    const newline = file.indexOf(0x0a, at);
+    const wordEnd = newline < 0 || newline > end ? end : newline;
+    const word = file.toString('utf8', at, wordEnd);
     if (!index.has(word)) index.set(word, row);
-  });
+    at = wordEnd + 1;
+    if (row % STEP_WORDS === STEP_WORDS - 1) yield;
+  }
+  if (row !== count) throw new Error(`${cachePath} is truncated`);
   return { dimensions, index, matrix };
+}
+
+function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /** Loads the cache, converting the package's JSON first when there is none (or it is unreadable). */
@@ -136,13 +163,17 @@ function frequencyWeight(rank: number): number {
 /** The package's vectors are 100-d; checked when the cache loads. */
 const DIMENSIONS = 100;
 
-const loaded = new Map<string, WordVectors>();
-
 /**
  * One model per cache file per process: it is read-only and ~140 MB, so every server in a process
- * (tests start many) shares it. Loading is deferred to the first text embedded, so a server that
- * never touches memory never pays for it.
+ * (tests start many) shares it.
  */
+const loaded = new Map<string, WordVectors>();
+/** Loads under way in the background (`warm`), by cache file: the rest of their steps. */
+const warming = new Map<string, Generator<void, WordVectors> | 'reading'>();
+
+/** The longest a step of a background load holds the event loop. */
+const SLICE_MS = 4;
+
 /**
  * `frequency` (the default) weights each word by log(2 + rank); `uniform` is the plain mean,
  * kept to measure the difference on the relevance set (bench/relevance/evaluate.ts --weighting).
@@ -160,13 +191,57 @@ export class WordVectorEmbedder implements Embedder {
     this.id = `${PACKAGE}/${weighting === 'frequency' ? 'idf-mean' : 'mean'}`;
   }
 
+  /** Whether the model is loaded in this process. */
+  get loaded(): boolean {
+    return loaded.has(this.cachePath);
+  }
+
+  /**
+   * Starts loading the model in the background, in steps of a few milliseconds between other
+   * work. Loaded at the first text embedded instead, as it was, the first decision recorded into
+   * memory held the event loop for 250 ms. A text embedded before the load is done finishes it
+   * at once. Nothing happens when the cache is missing (the first text converts it) or loaded.
+   */
+  warm(): void {
+    const { cachePath } = this;
+    if (loaded.has(cachePath) || warming.has(cachePath) || !existsSync(cachePath)) return;
+    warming.set(cachePath, 'reading');
+    readFile(cachePath).then(
+      (file) => {
+        if (warming.get(cachePath) !== 'reading') return;
+        const steps = parseWordVectors(cachePath, file);
+        warming.set(cachePath, steps);
+        const slice = () => {
+          if (warming.get(cachePath) !== steps) return;
+          const start = performance.now();
+          try {
+            for (let step = steps.next(); ; step = steps.next()) {
+              if (step.done) return this.keep(step.value);
+              if (performance.now() - start >= SLICE_MS) return void setTimeout(slice, 0).unref();
+            }
+          } catch {
+            // A damaged cache: the first text embedded rebuilds it, and says so.
+            warming.delete(cachePath);
+          }
+        };
+        slice();
+      },
+      () => warming.delete(cachePath),
+    );
+  }
+
   private model(): WordVectors {
-    let vectors = loaded.get(this.cachePath);
-    if (!vectors) {
-      vectors = loadWordVectors(this.cachePath);
-      if (vectors.dimensions !== DIMENSIONS) throw new Error(`${this.cachePath} holds ${vectors.dimensions}-d vectors, expected ${DIMENSIONS}`);
-      loaded.set(this.cachePath, vectors);
-    }
+    const vectors = loaded.get(this.cachePath);
+    if (vectors) return vectors;
+    const steps = warming.get(this.cachePath);
+    warming.delete(this.cachePath);
+    return this.keep(steps && steps !== 'reading' ? runToEnd(steps) : loadWordVectors(this.cachePath));
+  }
+
+  private keep(vectors: WordVectors): WordVectors {
+    warming.delete(this.cachePath);
+    if (vectors.dimensions !== DIMENSIONS) throw new Error(`${this.cachePath} holds ${vectors.dimensions}-d vectors, expected ${DIMENSIONS}`);
+    loaded.set(this.cachePath, vectors);
     return vectors;
   }
 
