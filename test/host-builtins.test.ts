@@ -53,17 +53,17 @@ t.test('every host builtin of the compiler is implemented, under the name module
   for (const name of OPA_BUILT_MODULE_BUILTINS) t.equal(BUILTINS[name]?.impl, 'native', `${name} runs inside Gatehouse's modules`);
 });
 
-t.test('the zone offset the module asks for a named zone', async (t) => {
-  const offset = (seconds: unknown, zone: unknown) => call(ZONE_OFFSET_BUILTIN, seconds, zone);
-  t.equal(offset(1577836800, 'America/New_York'), -5 * 3600, 'winter');
-  t.equal(offset(1593561600, 'America/New_York'), -4 * 3600, 'summer');
-  t.equal(offset(1711846799, 'Europe/Paris'), 3600, 'the last second before daylight saving time');
-  t.equal(offset(1711846800, 'Europe/Paris'), 7200, 'the first second of it');
-  t.equal(offset(1577836800, 'Asia/Kolkata'), 5.5 * 3600);
-  t.equal(offset(1577836800, 'UTC'), 0);
-  t.equal(offset(1577836800, 'Nowhere/Zone'), undefined, 'an unknown zone');
-  t.equal(offset(1.5, 'UTC'), undefined);
-  t.equal(offset(0, 1), undefined);
+t.test('the zone offset and abbreviation the module asks for a named zone', async (t) => {
+  const zone = (seconds: unknown, name: unknown) => call(ZONE_OFFSET_BUILTIN, seconds, name);
+  t.same(zone(1577836800, 'America/New_York'), [-5 * 3600, 'EST'], 'winter');
+  t.same(zone(1593561600, 'America/New_York'), [-4 * 3600, 'EDT'], 'summer');
+  t.same(zone(1711846799, 'Europe/Paris'), [3600, 'CET'], 'the last second before daylight saving time');
+  t.same(zone(1711846800, 'Europe/Paris'), [7200, 'CEST'], 'the first second of it');
+  t.same(zone(1577836800, 'Asia/Kolkata'), [5.5 * 3600, 'IST']);
+  t.same(zone(1577836800, 'UTC'), [0, 'UTC']);
+  t.equal(zone(1577836800, 'Nowhere/Zone'), undefined, 'an unknown zone');
+  t.equal(zone(1.5, 'UTC'), undefined);
+  t.equal(zone(0, 1), undefined);
 });
 
 t.test('no host builtin is imported under a name the SDK answers itself', async (t) => {
@@ -136,13 +136,20 @@ t.test('time.parse_rfc3339_ns parses like Go time.RFC3339 (for modules built by 
   t.equal(new TextDecoder().decode(call('time.parse_rfc3339_ns', '1969-12-31T23:59:59Z') as ArrayBuffer), '-1000000000', 'JSON text');
 });
 
-t.test('time.format in a named zone: the offset as Go writes it; MST is undefined, the host knowing no abbreviations', async (t) => {
+t.test('time.format in a named zone: the offset, and for MST the abbreviation, as Go writes them', async (t) => {
   const ns = 1257894000000000000; // 2009-11-10 23:00:00 UTC
   t.equal(jsonCall('time.format', [ns, 'Europe/Paris', '2006-01-02 15:04 -07:00']), '2009-11-11 00:00 +01:00');
   t.equal(jsonCall('time.format', [ns, 'America/New_York', 'Z0700 3PM']), '-0500 6PM');
   t.equal(jsonCall('time.format', [ns, 'Asia/Kolkata']), '2009-11-11T04:30:00+05:30');
-  t.equal(jsonCall('time.format', [ns, 'Europe/Paris', 'MST']), undefined);
   t.equal(jsonCall('time.format', [ns, 'UTC', 'MST']), 'UTC');
+  // The system's zone database, as Go's time.LoadLocation reads it on Linux.
+  t.equal(jsonCall('time.format', [ns, 'Europe/Paris', 'MST']), 'CET', "the database's name, not Intl's GMT+1");
+  t.equal(jsonCall('time.format', [ns, 'America/New_York', 'RFC1123']), 'Tue, 10 Nov 2009 18:00:00 EST');
+  t.equal(jsonCall('time.format', [1720000000000000000, 'America/New_York', 'MST -0700']), 'EDT -0400', 'daylight time');
+  t.equal(jsonCall('time.format', [2541456000000000000, 'Europe/Paris', 'MST']), 'CEST', "past the file's transitions, by its rule");
+  t.equal(jsonCall('time.format', [ns, 'Asia/Dubai', 'MST']), '+04', 'a zone whose name is its offset');
+  t.equal(jsonCall('time.format', [-3000000000000000000, 'America/New_York', 'MST']), 'LMT', 'before the first transition: local mean time');
+  t.equal(jsonCall('time.format', [ns, 'Nowhere/Zone', 'MST']), undefined, 'an unknown zone');
 });
 
 t.test('net.cidr_merge merges like OPA: adjacent and contained networks, classful addresses', async (t) => {

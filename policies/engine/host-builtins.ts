@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { ZONE_OFFSET_BUILTIN, hostImportName } from '../compiler/builtins.ts';
 import { cidrMerge } from './builtins/cidr-merge.ts';
 import { PUBLIC_KEY_ALGORITHMS, isObject, jwtDecodeVerify, jwtEncodeSign, jwtVerifyPublicKey, type SignatureAlgorithm } from './builtins/crypto.ts';
-import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
+import { zoneAt } from './builtins/zone-offset.ts';
 import { yamlUnmarshal } from './builtins/go-yaml-decode.ts';
 import { yamlMarshal } from './builtins/go-yaml-emit.ts';
 import { callRuntimeBuiltin } from './runtime-builtins.ts';
@@ -187,9 +187,9 @@ const forOpaBuiltModules: Record<string, HostBuiltin> = Object.fromEntries(
 /** The names of the builtins the host answers only for modules built by `opa build`. */
 export const OPA_BUILT_MODULE_BUILTINS: ReadonlySet<string> = new Set(Object.keys(forOpaBuiltModules));
 
-/** `ZONE_OFFSET_BUILTIN(unixSeconds, zone)`: what the module's time builtins ask for a named zone. */
-function zoneOffset(unixSeconds: unknown, zone: unknown): number | undefined {
-  return Number.isInteger(unixSeconds) && isString(zone) ? zoneOffsetSeconds(unixSeconds as number, zone) : undefined;
+/** `ZONE_OFFSET_BUILTIN(unixSeconds, zone)`: what the module's time builtins ask for a named zone, `[offset, abbreviation]`. */
+function zoneOffset(unixSeconds: unknown, zone: unknown): [number, string | null] | undefined {
+  return Number.isInteger(unixSeconds) && isString(zone) ? zoneAt(unixSeconds as number, zone) : undefined;
 }
 
 /** The host builtins by the names modules import them by, as `loadPolicy` takes them. */

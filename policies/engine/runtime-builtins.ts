@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { nativeExportName } from '../compiler/builtins.ts';
 import { RUNTIME_WASM_PATH } from '../runtime/build.ts';
-import { zoneOffsetSeconds } from './builtins/zone-offset.ts';
+import { zoneAt } from './builtins/zone-offset.ts';
 
 type Exports = Record<string, (...args: number[]) => number>;
 
@@ -34,7 +34,7 @@ class RuntimeInstance {
         opa_println: () => {},
       },
       // The runtime's hooks for a compiled policy, which it never calls on its own, and its
-      // question for a named time zone's offset, answered as for a Gatehouse module.
+      // question for a named time zone's offset and abbreviation, answered as for a Gatehouse module.
       gen: {
         init: () => {},
         eval: () => 0,
@@ -43,8 +43,8 @@ class RuntimeInstance {
         zone_offset: (unixSeconds: number, zone: number) => {
           const at: unknown = JSON.parse(this.dump(unixSeconds));
           const name: unknown = JSON.parse(this.dump(zone));
-          const offset = typeof at === 'number' && typeof name === 'string' ? zoneOffsetSeconds(at, name) : undefined;
-          return offset === undefined ? 0 : this.parse(String(offset));
+          const answer = typeof at === 'number' && typeof name === 'string' ? zoneAt(at, name) : undefined;
+          return answer === undefined ? 0 : this.parse(JSON.stringify(answer));
         },
       },
     });

@@ -1,7 +1,7 @@
 // time.format: a time operand (time.ts) written by a Go layout (go-time-layout.ts) in the operand's
-// zone, as Go's `Time.Format` writes it. Go writes a zone's abbreviation for `MST`; the module
-// knows it only for UTC (the host answers offsets, not names), so `MST` in any other zone is
-// undefined rather than a made-up name.
+// zone, as Go's `Time.Format` writes it. Go writes a zone's abbreviation for `MST`: UTC's is
+// known here, a named zone's comes from the host with its offset (from the system's zone database,
+// where Go reads it too); where the host has none, `MST` is undefined rather than a made-up name.
 
 import { Value, UNDEFINED, isArray, arrayLength, arrayGet, stringData, stringLength } from "../value";
 import { NS_PER_SECOND, civilDay, civilFromDays, civilMonth, civilYear, daysFromCivil, floorMod } from "./calendar";
@@ -10,7 +10,7 @@ import {
   layoutData, layoutFor, layoutLength, layoutNamed, nextElement, zoneColon, zoneFields, zoneIso,
 } from "./go-time-layout";
 import { output } from "./text-buffer";
-import { localDay, localOffset, readOperand, secondOfDay, timeNs, timeZone, weekdayOf } from "./time";
+import { localDay, localOffset, readOperand, secondOfDay, timeNs, timeZone, weekdayOf, zoneName } from "./time";
 
 /** A day or month name, or (short) its first three letters. */
 function name(s: string, short: bool): void {
@@ -58,7 +58,7 @@ function hour12(): i64 {
   return fields.hour % 12 == 0 ? 12 : fields.hour % 12;
 }
 
-/** Writes one element of the layout; false for `MST` outside UTC. */
+/** Writes one element of the layout; false for `MST` in a zone whose abbreviation the host does not know. */
 function writeElement(kind: Std): bool {
   switch (kind) {
     case Std.Year: output.decimal((fields.year < 0 ? -fields.year : fields.year) % 100, 2); break;
@@ -77,8 +77,9 @@ function writeElement(kind: Std): bool {
     case Std.PM: output.ascii(fields.hour >= 12 ? "PM" : "AM"); break;
     case Std.LowerPM: output.ascii(fields.hour >= 12 ? "pm" : "am"); break;
     case Std.ZoneName:
-      if (timeZone != UNDEFINED) return false;
-      output.ascii("UTC");
+      if (timeZone == UNDEFINED) output.ascii("UTC");
+      else if (zoneName != UNDEFINED) output.bytes(stringData(zoneName), stringLength(zoneName));
+      else return false;
       break;
     case Std.Zone: zoneOffset(localOffset); break;
     default: fraction(fields.nanos, kind == Std.FracSecond9);

@@ -46,17 +46,29 @@ function readTime(x: Value): bool {
   return true;
 }
 
-/** The UTC offset in seconds of `zone` (UNDEFINED for UTC) at a Unix time in seconds, or NONE. */
+/**
+ * The UTC offset in seconds of `zone` (UNDEFINED for UTC) at a Unix time in seconds, or NONE. The
+ * host answers `[offset, abbreviation]`; the abbreviation (a string, or null where the host's
+ * system has no zone database) is kept in zoneName for time.format's `MST`.
+ */
 function offsetAt(zone: Value, unixSeconds: i64): i64 {
+  zoneName = UNDEFINED;
   if (zone == UNDEFINED) return 0;
   const answer = gen_zone_offset(intValue(unixSeconds), zone);
-  return isNumber(answer) && numberIsI64(answer) ? numberToI64(answer) : NONE;
+  if (!isArray(answer) || arrayLength(answer) != 2) return NONE;
+  const offset = arrayGet(answer, 0);
+  if (!isNumber(offset) || !numberIsI64(offset)) return NONE;
+  const name = arrayGet(answer, 1);
+  if (isString(name)) zoneName = name;
+  return numberToI64(offset);
 }
 
 /** The wall clock `readWallClock` read last: days since 1970-01-01, the second of that day, and the zone's UTC offset in seconds. */
 export let localDay: i64 = 0;
 export let secondOfDay: i32 = 0;
 export let localOffset: i64 = 0;
+/** Its abbreviation, from the host, for a named zone: a string, or UNDEFINED (UTC, or none known). */
+export let zoneName: Value = UNDEFINED;
 
 /** Reads the wall clock of `ns` in `zone` into localDay and secondOfDay; false for an unknown zone. */
 function readWallClock(ns: i64, zone: Value): bool {
