@@ -20,10 +20,13 @@ export interface StoreOptions {
   /** In `commit` durability, how often the file is flushed to disk in the background (default 1000). */
   syncIntervalMs?: number;
   /**
-   * In `commit` durability, how long a commit waits for others to join its transaction (default
-   * 0: until the end of the event-loop turn). At low rates each request otherwise commits alone;
-   * 1 ms adds about 1 ms at p50, and saved 8% of the CPU per decision at 1,000/s in one
-   * measurement and nothing in another (README, *Benchmarks*), so it is off by default.
+   * In `commit` durability, and in cluster mode, how long a commit waits for others to join its
+   * transaction (default 0: until the end of the event-loop turn). At low rates each request
+   * otherwise commits alone. On a single node 1 ms adds about 1 ms at p50, and saved 8% of the
+   * CPU per decision at 1,000/s in one measurement and nothing in another (README,
+   * *Benchmarks*), so it is off there. In cluster mode each commit is one publish to a
+   * replicated stream, which costs the NATS servers about as much CPU whatever it carries, so the
+   * server sets a window there by default (proxy/server.ts, CLUSTER_COMMIT_WINDOW_MS).
    */
   commitWindowMs?: number;
   /**
@@ -193,7 +196,8 @@ export class Store {
   readonly root: RootDatabase;
   readonly path: string;
   private readonly durability: 'commit' | 'flush';
-  private readonly commitWindowMs: number;
+  /** How long a commit waits for others to join its transaction (`StoreOptions.commitWindowMs`). */
+  readonly commitWindowMs: number;
   private readonly databases = new Map<string, Database<any, any>>();
   /** Callbacks registered by the transaction currently being applied (see `afterCommit`). */
   private committing: Array<() => void> | null = null;
@@ -439,7 +443,7 @@ export class Store {
       else if (this.durability === 'commit') this.commitBatchNow();
       else void this.commitBatchFlushed();
     };
-    if (this.commitWindowMs > 0 && this.durability === 'commit' && !this.replication) setTimeout(commitBatch, this.commitWindowMs);
+    if (this.commitWindowMs > 0 && (this.durability === 'commit' || this.replication)) setTimeout(commitBatch, this.commitWindowMs);
     else setImmediate(commitBatch);
   }
 

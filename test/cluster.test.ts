@@ -4,11 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { readAuditSigningKey } from '../core/audit-signing-key.ts';
 import { ClusterLink } from '../core/cluster/cluster-link.ts';
 import { verifyStreamAudit } from '../core/cluster/stream-audit.ts';
 import { Store } from '../core/store.ts';
-import type { ServerConfig } from '../proxy/server.ts';
+import { CLUSTER_COMMIT_WINDOW_MS, type ServerConfig } from '../proxy/server.ts';
 import { call, issueKey, startTestServer, tempDir, type TestServer } from './helpers/gatehouse.ts';
 import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.ts';
 import type { Embedder } from '../core/memory/embedder.ts';
@@ -107,6 +109,29 @@ t.test('what A answered is found on B at once, even while B lags: B catches up o
   }
   t.same(outcomes, [[200, 200], [200, 200], [200, 200]], 'every read and approval on B found the decision A had just created');
   t.equal((await call(b.url, 'GET', '/v1/decisions/dec_0000000000000000000000', { key: creator.key })).status, 404, 'what exists nowhere is still 404 after catching up');
+});
+
+t.test('a commit waits out the commit window, so the requests of that time share one publish', async (t) => {
+  const defaults = await pair(t);
+  t.equal(defaults.a.server.services.store.commitWindowMs, CLUSTER_COMMIT_WINDOW_MS, 'a cluster instance has a window by default');
+  const single = await startTestServer(t, { policies: engine, signatures: 'off' });
+  t.equal(single.server.services.store.commitWindowMs, 0, 'a single node has none');
+  const { a, creator, namespace } = await pair(t, { commitWindowMs: 600 });
+  const nc = await connect({ servers: nats.urls, timeout: 5000 });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc, { timeout: 5000 });
+  const published = async () => (await jsm.streams.info(`${namespace.toUpperCase()}_COMMITS`)).state.messages;
+  // Let the setup's commits, and the memory they record, reach the stream first.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const before = await published();
+  const replies: Array<Promise<{ status: number }>> = [];
+  for (let i = 0; i < 3; i++) {
+    replies.push(create(a, creator.key, gate(10 + i)));
+    await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  t.same((await Promise.all(replies)).map((reply) => reply.status), [200, 200, 200], 'all three created');
+  // Read before the decisions' memory, queued once they committed, waits out a window of its own.
+  t.equal((await published()) - before, 1, 'three decisions 120 ms apart went out in one publish');
 });
 
 t.test('two instances acting on one decision at once: exactly one transition applies, the other gets 409', async (t) => {

@@ -55,7 +55,7 @@ const HELP = `usage: gatehouse serve [options]
                            client address, per second / burst (0.2/10); beyond it 429, counted (docs/security.md)
   --durability commit|flush GATEHOUSE_DURABILITY           (commit: survives a killed process; flush: also power loss)
   --commit-window MS       GATEHOUSE_COMMIT_WINDOW         how long a commit waits for others to share its transaction (0: the
-                                                           event-loop turn); 1 adds ~1 ms at p50 (README, Benchmarks)
+                                                           event-loop turn; 5 with --nats); 1 adds ~1 ms at p50 (README, Benchmarks)
   --audit-key FILE         GATEHOUSE_AUDIT_KEY             the Ed25519 key audit checkpoints are signed with (D/audit-signing-key.pem,
                                                            created 0600 when missing); keep it outside the data directory (docs/security.md)
   --signatures MODE        GATEHOUSE_SIGNATURES            who must sign requests: production (default: production keys), all, off
@@ -103,7 +103,8 @@ export interface ServeSettings {
   /** The unauthenticated-refusal throttle's limit per client, when not the default. */
   unauthenticatedLimit: RateLimit | undefined;
   durability: 'commit' | 'flush';
-  commitWindowMs: number;
+  /** Undefined: the server's default for its mode (0, or CLUSTER_COMMIT_WINDOW_MS in cluster mode). */
+  commitWindowMs: number | undefined;
   /** The audit checkpoint signing key's file, when not the data directory's. */
   auditKeyFile: string | undefined;
   signatures: SignatureMode;
@@ -218,7 +219,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     rateLimits,
     unauthenticatedLimit: unauthenticated === undefined ? undefined : rateLimit('--rate-unauthenticated', unauthenticated),
     durability,
-    commitWindowMs: commitWindow === undefined ? 0 : number('--commit-window', commitWindow, 0),
+    commitWindowMs: commitWindow === undefined ? undefined : number('--commit-window', commitWindow, 0),
     auditKeyFile: pick(values['audit-key'], 'GATEHOUSE_AUDIT_KEY') || undefined,
     signatures,
     signatureSkewSeconds: skew === undefined ? DEFAULT_SKEW_SECONDS : number('--signature-skew', skew, 1),
