@@ -2,6 +2,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { AuditCheckpoints } from '../core/audit-checkpoints.ts';
 import type { AuditLog } from '../core/audit-log.ts';
 import type { DecisionWorkflow } from '../core/decision-workflow.ts';
+import { ENVS } from '../core/env.ts';
+import type { Memory } from '../core/memory/memory.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import type { Store } from '../core/store.ts';
 import type { Webhooks } from '../core/webhooks/webhooks.ts';
@@ -151,12 +153,30 @@ export class Metrics {
     },
   });
 
+  /** Memory, read when scraped (`instrument`). */
+  private memory: Pick<Memory, 'revision'> | null = null;
+
+  readonly memoryVersions = new Gauge({
+    name: 'gatehouse_memory_versions',
+    help: "Versions memory's query side holds in this process's heap, about 2 KB each (docs/memory.md): every decision recorded adds at least one.",
+    labelNames: ['env'],
+    registers: [this.registry],
+    collect: () => {
+      if (!this.memory) return;
+      for (const env of ENVS) this.memoryVersions.set({ env }, this.memory.revision(env));
+    },
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }
 
   readAuditChain(store: Store, audit: AuditLog): void {
     this.chain = { audit, checkpoints: new AuditCheckpoints(store, audit) };
+  }
+
+  readMemory(memory: Pick<Memory, 'revision'>): void {
+    this.memory = memory;
   }
 
   countDecision(status: string, gate: string): void {
@@ -174,15 +194,16 @@ export interface Instrumented {
   workflow: DecisionWorkflow;
   webhooks: Webhooks;
   audit: AuditLog;
+  memory: Memory;
 }
 
 /**
  * Connects the metrics to the services they describe. Decisions are counted once their write is
  * committed (one closure and one map update per decision written); webhook attempts and reloads
- * as they are recorded; the audit gauges are read from the store when scraped. Returns how to stop
+ * as they are recorded; the audit and memory gauges are read when scraped. Returns how to stop
  * listening to the policy engine.
  */
-export function instrument(metrics: Metrics, { store, evaluator, workflow, webhooks, audit }: Instrumented): () => void {
+export function instrument(metrics: Metrics, { store, evaluator, workflow, webhooks, audit, memory }: Instrumented): () => void {
   workflow.use({ written: (record) => store.afterCommit(() => metrics.countDecision(record.status, record.gate)) });
   webhooks.dispatcher.onAttempt((ok, status) => {
     metrics.webhookAttempts.inc({ result: ok ? 'ok' : 'error' });
@@ -190,5 +211,6 @@ export function instrument(metrics: Metrics, { store, evaluator, workflow, webho
   });
   const stop = evaluator.onReload?.(({ ok }) => metrics.policyReloads.inc({ result: ok ? 'ok' : 'error' }));
   metrics.readAuditChain(store, audit);
+  metrics.readMemory(memory);
   return stop ?? (() => {});
 }

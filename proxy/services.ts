@@ -134,7 +134,7 @@ export function buildServices(options: ServiceOptions): Services {
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);
-  const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit });
+  const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit, memory });
   const replay = new ReplayGuard(store);
   replay.shared = options.replayMarks ?? null;
   const signingKeys = new SigningKeyRegistry(store);

@@ -78,7 +78,11 @@ t.test('decisions by status and gate, webhooks, and the audit chain', async (t: 
   t.equal(sample(text, 'gatehouse_webhook_deliveries_total', { status: 'failed' }), 1);
   t.equal(sample(await scrape(url), 'gatehouse_decisions_total', { status: 'created', gate: 'auto' }), 1, 'a second scrape does not count again');
 
-  const { store, audit } = server.services;
+  const { store, audit, memory } = server.services;
+  const versions = sample(await scrape(url), 'gatehouse_memory_versions', { env: 'sandbox' });
+  t.equal(versions, memory.revision('sandbox'), "memory's versions are its latest revision");
+  t.ok(versions! >= 4, 'the decisions recorded added versions (each one, its policy, its context values)');
+  t.equal(sample(await scrape(url), 'gatehouse_memory_versions', { env: 'production' }), 0, 'none in production');
   const height = sample(text, 'gatehouse_audit_chain_height');
   t.equal(height, audit.tail().seq, 'the chain height is the last entry');
   t.ok(height! > 6, 'every audited call added an entry');
