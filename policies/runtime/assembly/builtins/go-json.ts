@@ -64,15 +64,20 @@ function appendJSONString(out: TextBuffer, data: usize, len: i32): void {
   out.byte(0x22);
 }
 
-function hasOnlyStringKeys(object: Value): bool {
+export function hasOnlyStringKeys(object: Value): bool {
   const n = collectionLength(object);
   for (let i = 0; i < n; i++) if (typeOf(objectKeyAt(object, i)) != TYPE_STRING) return false;
   return true;
 }
 
-// An object whose keys are not all strings: each key's JSON text is its name. Entries are 12
-// bytes: the name's bytes, their length, and the entry's index in the object.
-function appendObjectWithKeyTexts(out: TextBuffer, object: Value): void {
+/**
+ * The keys of `object` by the names OPA gives them when it converts the object to Go's JSON form
+ * (a string key is its text, any other key its own JSON text), sorted by name as Go sorts a map's
+ * keys: `n` entries of 12 bytes, the name's bytes, their length, and the key's index in the
+ * object. Keys with the same name are one key of a Go map, holding the later value: see
+ * `shadowed`.
+ */
+export function keyNames(object: Value): usize {
   const n = collectionLength(object);
   const entries = alloc(<usize>n * 12);
   for (let i = 0; i < n; i++) {
@@ -102,15 +107,26 @@ function appendObjectWithKeyTexts(out: TextBuffer, object: Value): void {
     store<i32>(at, nameLength, 4);
     store<i32>(at, i, 8);
   }
+  return entries;
+}
+
+/** Whether entry `i` of `keyNames`' `n` is shadowed: the next one has the same name, and its value wins. */
+export function shadowed(entries: usize, i: i32, n: i32): bool {
+  if (i + 1 >= n) return false;
+  const at = entries + <usize>i * 12;
+  const next = at + 12;
+  return compareBytes(load<usize>(at), load<i32>(at, 4), load<usize>(next), load<i32>(next, 4)) == 0;
+}
+
+// An object whose keys are not all strings, under the names `keyNames` gives them.
+function appendObjectWithKeyTexts(out: TextBuffer, object: Value): void {
+  const n = collectionLength(object);
+  const entries = keyNames(object);
   out.byte(0x7b);
   let written = 0;
   for (let i = 0; i < n; i++) {
+    if (shadowed(entries, i, n)) continue;
     const at = entries + <usize>i * 12;
-    // Keys with the same name are one key of a Go map, holding the later value.
-    if (i + 1 < n) {
-      const next = at + 12;
-      if (compareBytes(load<usize>(at), load<i32>(at, 4), load<usize>(next), load<i32>(next, 4)) == 0) continue;
-    }
     if (written++ > 0) out.byte(0x2c);
     appendJSONString(out, load<usize>(at), load<i32>(at, 4));
     out.byte(0x3a);

@@ -7,6 +7,7 @@ import {
   objectLength, objectKeyAt, objectValueAt, objectGet, objectInsert, newObject, newArray, arrayAppend,
   collectionLength, collectionItems,
 } from "../value";
+import { hasOnlyStringKeys, keyNames, shadowed } from "./go-json";
 import { output, rewrittenString, TextBuffer } from "./text-buffer";
 import { hexDigitValue } from "./uuid";
 
@@ -78,28 +79,43 @@ export function bi_urlquery_decode(s: Value): Value {
 }
 
 /** Appends `key=value`, both escaped, after a `&` unless it is the first pair. */
-function appendPair(key: Value, value: Value): void {
+function appendPair(key: usize, keyLength: i32, value: Value): void {
   if (output.len > 0) output.byte(0x26);
-  appendQueryEscaped(output, stringData(key), stringLength(key));
+  appendQueryEscaped(output, key, keyLength);
   output.byte(0x3d);
   appendQueryEscaped(output, stringData(value), stringLength(value));
 }
 
 /**
  * Go's url.Values.Encode of an object whose values are strings, or arrays or sets of strings (a
- * pair for each, none for an empty one), in key order; undefined for any other value or a key
- * that is not a string.
+ * pair for each, none for an empty one), sorted by key; undefined for any other value. OPA
+ * converts the object to Go's JSON form first, so a key that is not a string is named by its
+ * JSON text (`1`, `[1,2]`), and keys with one name are one key holding the later value
+ * (go-json.ts, `keyNames`).
  */
 export function bi_urlquery_encode_object(object: Value): Value {
   if (!isObject(object)) return UNDEFINED;
   const n = objectLength(object);
+  const entries = hasOnlyStringKeys(object) ? 0 : keyNames(object);
   output.begin();
   for (let i = 0; i < n; i++) {
-    const key = objectKeyAt(object, i);
-    const value = objectValueAt(object, i);
-    if (!isString(key)) return UNDEFINED;
+    let key: usize;
+    let keyLength: i32;
+    let value: Value;
+    if (entries == 0) {
+      const k = objectKeyAt(object, i);
+      key = stringData(k);
+      keyLength = stringLength(k);
+      value = objectValueAt(object, i);
+    } else {
+      if (shadowed(entries, i, n)) continue;
+      const at = entries + <usize>i * 12;
+      key = load<usize>(at);
+      keyLength = load<i32>(at, 4);
+      value = objectValueAt(object, load<i32>(at, 8));
+    }
     if (isString(value)) {
-      appendPair(key, value);
+      appendPair(key, keyLength, value);
       continue;
     }
     if (!isArray(value) && !isSet(value)) return UNDEFINED;
@@ -108,7 +124,7 @@ export function bi_urlquery_encode_object(object: Value): Value {
     for (let j = 0; j < count; j++) {
       const item = load<Value>(items + (<usize>j << 2));
       if (!isString(item)) return UNDEFINED;
-      appendPair(key, item);
+      appendPair(key, keyLength, item);
     }
   }
   return output.toStringCopy();
