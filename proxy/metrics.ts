@@ -158,7 +158,7 @@ export class Metrics {
 
   readonly memoryVersions = new Gauge({
     name: 'gatehouse_memory_versions',
-    help: "Versions memory's query side holds in this process's heap, about 2 KB each (docs/memory.md): every decision recorded adds at least one.",
+    help: "Versions memory's query side holds in this process's heap, about 1.7 KB each (docs/memory.md): every decision recorded adds at least one.",
     labelNames: ['env'],
     registers: [this.registry],
     collect: () => {

@@ -87,6 +87,19 @@ t.test('an item linked to by many versions of one source lists that source once'
   t.equal(space.revisionAt(Date.parse(new Date(4_097 * 1000).toISOString())), 4_097, 'revisionAt searches the times across blocks');
 });
 
+t.test('documents linking alike share their link objects; a different version or relation does not', async (t) => {
+  const space = new MemorySpace(4);
+  space.add(item(1, 'mem_policy', 'policy', []), null);
+  const first = space.add(item(2, 'mem_d1', 'd1', [{ to: 'mem_policy', relation: 'governed_by', version: 1 }]), null);
+  const second = space.add(item(3, 'mem_d2', 'd2', [{ to: 'mem_policy', relation: 'governed_by', version: 1 }, { to: 'mem_d1', relation: 'supersedes', version: 1 }]), null);
+  const third = space.add(item(4, 'mem_d3', 'd3', [{ to: 'mem_policy', relation: 'governed_by', version: 2 }, { to: 'mem_policy', relation: 'uses', version: 1 }]), null);
+  t.equal(space.doc(second).links[0], space.doc(first).links[0], 'the same link is one object');
+  t.same(space.doc(second).links, [{ to: 'mem_policy', relation: 'governed_by', version: 1 }, { to: 'mem_d1', relation: 'supersedes', version: 1 }], 'and reads as written');
+  t.not(space.doc(third).links[0], space.doc(second).links[0], 'another version is another link');
+  t.same(space.doc(third).links.map((link) => [link.relation, link.version]), [['governed_by', 2], ['uses', 1]]);
+  t.same(space.neighbours('mem_policy', space.revision, null).map((edge) => space.doc(edge.doc).id), ['mem_d1', 'mem_d2', 'mem_d3', 'mem_d3'], 'the graph reads them as before');
+});
+
 t.test('BM25 scores over documents numbered with gaps (deleted versions) as over dense ones', async (t) => {
   const dense = new Bm25Index();
   const gapped = new Bm25Index();

@@ -59,7 +59,7 @@ export class MemorySpace {
    */
   add(item: MemoryItem, vector: Float32Array | null): number {
     const doc = this.docs.length;
-    this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: item.links, attributes: item.attributes, createdBy: item.createdBy });
+    this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: this.sharedLinks(item.links), attributes: item.attributes, createdBy: item.createdBy });
     this.times.push(Math.max(Date.parse(item.createdAt), this.lastTime));
     this.supersededAt.push(Infinity);
     // New arrays and lists are made holding their first entry: begun empty, an array reserves
@@ -84,6 +84,23 @@ export class MemorySpace {
     if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
     if (vector) this.vectors.set(doc, vector);
     return doc;
+  }
+
+  /**
+   * `links`, each replaced by the equal link object (same target, relation and version) that the
+   * last document linking to its target holds, if it holds one. Every decision links to its
+   * policy, its inputs and its context values: an object of its own for each of those came to
+   * about 250 bytes of heap per decision recorded (docs/memory.md).
+   */
+  private sharedLinks(links: MemoryLink[]): MemoryLink[] {
+    return links.map((link) => {
+      const last = this.incoming.get(link.to)?.last();
+      if (last === undefined) return link;
+      for (const held of this.docs.get(last).links) {
+        if (held.to === link.to && held.relation === link.relation && held.version === link.version) return held;
+      }
+      return link;
+    });
   }
 
   /** Whether document `doc` is the item's current version, not deleted, as of `revision`. */
