@@ -92,11 +92,11 @@ export function readWordVectors(cachePath: string): WordVectors {
   return runToEnd(parseWordVectors(cachePath, readFileSync(cachePath)));
 }
 
-/** Words indexed between two steps of `parseWordVectors`: a few milliseconds of work. */
-const STEP_WORDS = 16_384;
+/** Vocabulary bytes indexed between two steps of `parseWordVectors`: a few milliseconds of work. */
+const STEP_BYTES = 32 * 1024;
 
 /**
- * The cache read from `file`, in steps: the generator yields every `STEP_WORDS` words indexed
+ * The cache read from `file`, in steps: the generator yields every `STEP_BYTES` of vocabulary indexed
  * (building the 341k-word index is most of a load's ~240 ms), so a server can load the model
  * between requests (`WordVectorEmbedder.warm`).
  */
@@ -114,17 +114,20 @@ function* parseWordVectors(cachePath: string, file: Buffer): Generator<void, Wor
       ? new Float32Array(file.buffer, offset, count * dimensions)
       : new Float32Array(file.buffer.slice(offset, offset + count * dimensions * 4));
   const index = new Map<string, number>();
-  // Word by word from the bytes: decoding the whole vocabulary and splitting it took one step of
-  // 25–40 ms. It is case-sensitive in places; the first (most frequent) spelling of a word wins.
+  // A slice of the vocabulary at a time, cut at a newline: decoding and splitting all of it was
+  // one step of 25–40 ms, and decoding word by word took a third longer in all. It is
+  // case-sensitive in places; the first (most frequent) spelling of a word wins.
   const end = HEADER_BYTES + vocabularyBytes;
   let row = 0;
-  for (let at = HEADER_BYTES; at <= end; row++) {
-    const newline = file.indexOf(0x0a, at);
-    const wordEnd = newline < 0 || newline > end ? end : newline;
-    const word = file.toString('utf8', at, wordEnd);
-    if (!index.has(word)) index.set(word, row);
-    at = wordEnd + 1;
-    if (row % STEP_WORDS === STEP_WORDS - 1) yield;
+  for (let at = HEADER_BYTES; at <= end; ) {
+    const cut = at + STEP_BYTES >= end ? end : file.lastIndexOf(0x0a, at + STEP_BYTES);
+    const sliceEnd = cut < at ? end : cut;
+    for (const word of file.toString('utf8', at, sliceEnd).split('\n')) {
+      if (!index.has(word)) index.set(word, row);
+      row++;
+    }
+    at = sliceEnd + 1;
+    yield;
   }
   if (row !== count) throw new Error(`${cachePath} is truncated`);
   return { dimensions, index, matrix };
