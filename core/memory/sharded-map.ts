@@ -5,7 +5,7 @@
  * Why not one Map: V8 grows a Map by rehashing every entry into a table twice the size, in one
  * go. At 131,072 items that took 5–6 ms per Map, 21 ms at 262,144, and memory's indexes grew in
  * lockstep, so one event-loop turn paid for all of them (40–50 ms, every request waiting). Split
- * 256 ways, each shard rehashes an 256th of the entries, and as shards fill unevenly their
+ * 256 ways, each shard rehashes a 256th of the entries, and as shards fill unevenly their
  * rehashes fall on different turns. It also lifts V8's limit of 2^24 entries per Map.
  */
 const SHARDS = 256;
