@@ -369,7 +369,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   purge.unref();
   services.webhooks.start(replica?.deliveries ?? null);
   checkpoints.start();
-  embedder.warm?.();
+  void embedder.warm?.();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes, tracing));

@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import type { Embedder } from '../core/memory/embedder.ts';
+import { WordVectorEmbedder } from '../core/memory/word-vectors.ts';
 import { bundledEngine } from './helpers/policies.ts';
 import { call, issueKey, startTestServer, type Answer } from './helpers/gatehouse.ts';
 
@@ -137,4 +139,51 @@ t.test('a decision whose memory commit fails (a cluster without a leader, say) h
   t.ok(stored(), 'the retry stored it');
   const found = ok(t, await as(creator)('POST', '/v1/memory/query', { query: 'renew the support contract', namespaces: ['decisions'] }));
   t.ok(found.results.some((r: { key: string }) => r.key === decision.id), 'and queries find it');
+});
+
+t.test("decisions' memory waits for an in-process model still loading, instead of loading it with every request waiting", async (t) => {
+  // The real model, behind a load that ends when the test says: what a server just started sees.
+  const model = new WordVectorEmbedder();
+  let finishLoad = () => {};
+  const loading = new Promise<void>((resolve) => (finishLoad = resolve));
+  let embeddedEarly = 0;
+  let loaded = false;
+  const embedder: Embedder = {
+    id: model.id,
+    dimensions: model.dimensions,
+    embed: (texts) => model.embed(texts),
+    embedNow: (text) => {
+      if (!loaded) embeddedEarly++;
+      return model.embedNow(text);
+    },
+    warm: () => loading,
+  };
+  const unlimited = { ratePerSecond: 1e6, burst: 1e6 };
+  const { url, admin, server } = await startTestServer(t, { policies: engine, embedder, rateLimits: { sandbox: unlimited } });
+  const creator = await issueKey(url, admin, { env: 'sandbox', scopes: SCOPES });
+  const create = (i: number) => call(url, 'POST', '/v1/decisions', { key: creator.key, body: { title: `Deploy web ${i}`, policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 10 }] } });
+  const created = ok(t, await create(0));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const memory = server.services.memory;
+  t.equal(memory.idForKey('sandbox', 'decisions', created.id as string), undefined, 'the decision is not recorded while the model loads');
+  t.equal(embeddedEarly, 0, 'and nothing was embedded');
+  // A backlog larger than one recording transaction takes.
+  for (let i = 1; i < 300; i += 50) {
+    const answers = await Promise.all(Array.from({ length: Math.min(50, 300 - i) }, (_, j) => create(i + j)));
+    t.ok(answers.every((answer) => answer.status === 200), `decisions ${i}–${i + answers.length - 1} created`);
+  }
+  const { store } = server.services;
+  const commit = store.commit.bind(store);
+  let commits = 0;
+  store.commit = (apply) => {
+    commits++;
+    return commit(apply);
+  };
+  loaded = true;
+  finishLoad();
+  await memory.written();
+  t.ok(memory.idForKey('sandbox', 'decisions', created.id as string), 'recorded once the model is ready');
+  t.equal(memory.list('sandbox', 'decisions').length, 300, 'every decision of the backlog');
+  t.ok(commits >= 2, `in more than one transaction (${commits})`);
+  t.equal(embeddedEarly, 0, 'with the model loaded');
 });

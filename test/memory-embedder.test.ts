@@ -68,21 +68,22 @@ t.test('warming loads the model in steps between other work, and a text embedded
   const reference = new WordVectorEmbedder().embedNow('billing system downtime');
   const embedder = new WordVectorEmbedder(path);
   t.notOk(embedder.loaded, 'nothing is loaded before it is asked for');
-  embedder.warm();
-  t.notOk(embedder.loaded, 'warm() returns before the model is loaded');
   let turns = 0;
-  while (!embedder.loaded && turns < 20_000) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    turns++;
-  }
-  t.ok(embedder.loaded, 'loaded in the background');
+  const ticker = setInterval(() => turns++, 1);
+  const warmed = embedder.warm();
+  t.notOk(embedder.loaded, 'warm() returns before the model is loaded');
+  t.equal(embedder.warm(), warmed, 'and starts the load once');
+  await warmed;
+  clearInterval(ticker);
+  t.ok(embedder.loaded, 'its promise resolves once the model is loaded');
   t.ok(turns > 3, `timers ran while it loaded (${turns} turns): it did not hold the event loop throughout`);
   t.same(embedder.embedNow('billing system downtime'), reference, 'the same vectors as a model loaded at once');
   const hurried = new WordVectorEmbedder(join(dir, 'again.f32'));
-  hurried.warm();
+  const loading = hurried.warm();
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.same(hurried.embedNow('billing system downtime'), reference, 'a text embedded during the load gets the same vector');
   t.ok(hurried.loaded, 'and the load is finished');
+  await t.resolves(loading, 'the background load ends too');
 });
 
 t.test('a damaged cache is refused and rebuilt from the package', async (t) => {

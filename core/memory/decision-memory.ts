@@ -33,6 +33,14 @@ import type { Objectives } from './objectives.ts';
  */
 const RECORD_WINDOW_MS = 25;
 /**
+ * The most decisions one transaction records. A backlog (decisions that came while the model
+ * loaded, or while the cluster refused commits) recorded in one go held the event loop for as
+ * long as the backlog was large (60 ms for the 3,600 of a server started under full load); at
+ * about 50 µs each, this many take some 13 ms, and steady load at the bench's maximum fills no
+ * more than 150 per window.
+ */
+const MAX_RECORD_BATCH = 256;
+/**
  * After a commit that failed (the cluster refused it during a failover, say), how long until its
  * decisions are recorded again, doubling with each failure in a row up to the maximum. They keep
  * their place, before anything queued after them.
@@ -94,9 +102,12 @@ export class DecisionMemory {
   private async recordQueued(): Promise<void> {
     let decisions: DecisionRecord[] = [];
     try {
+      // Indexing a version embeds its text: with a model still loading, the first decisions of a
+      // server just started would load it in one go (250 ms with every request waiting).
+      await this.memory.embedderReady();
       while (this.queue.length > 0) {
-        decisions = this.queue;
-        this.queue = [];
+        decisions = this.queue.slice(0, MAX_RECORD_BATCH);
+        this.queue = this.queue.slice(MAX_RECORD_BATCH);
         await this.store.commit(() => {
           // The newest decision per question this transaction recorded: the map learns them once they commit.
           const questions = new Map<string, string>();

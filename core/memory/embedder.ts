@@ -16,8 +16,11 @@ export interface Embedder {
    * version a vector write and the transaction that carried it.
    */
   embedNow?(text: string): Float32Array;
-  /** Such a model can start loading in the background once the server listens, rather than on the first text. */
-  warm?(): void;
+  /**
+   * Such a model can load in the background, rather than on the first text: starts it (once)
+   * and resolves when it is loaded, or could not be (the first text then loads it and says why).
+   */
+  warm?(): Promise<void>;
 }
 
 /** Scales `vector` to unit length in place; the zero vector stays zero. */

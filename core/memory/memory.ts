@@ -560,6 +560,11 @@ export class Memory {
     this.lateWriters.push(pending);
   }
 
+  /** Resolves once the embedding model is ready to embed without holding the event loop (`Embedder.warm`). */
+  async embedderReady(): Promise<void> {
+    await this.embedder.warm?.();
+  }
+
   /** Resolves once what late writers took on is stored: readers that must see it wait here first. */
   async written(): Promise<void> {
     for (const pending of this.lateWriters) await pending();

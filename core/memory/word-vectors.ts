@@ -173,6 +173,8 @@ const DIMENSIONS = 100;
 const loaded = new Map<string, WordVectors>();
 /** Loads under way in the background (`warm`), by cache file: the rest of their steps. */
 const warming = new Map<string, Generator<void, WordVectors> | 'reading'>();
+/** By cache file: settled once its background load ended, however it ended. */
+const warmed = new Map<string, Promise<void>>();
 
 /** The longest a step of a background load holds the event loop. */
 const SLICE_MS = 4;
@@ -200,37 +202,57 @@ export class WordVectorEmbedder implements Embedder {
   }
 
   /**
-   * Starts loading the model in the background, in steps of a few milliseconds between other
-   * work. Loaded at the first text embedded instead, as it was, the first decision recorded into
-   * memory held the event loop for 250 ms. A text embedded before the load is done finishes it
-   * at once. Nothing happens when the cache is missing (the first text converts it) or loaded.
+   * Loads the model in the background, in steps of a few milliseconds between other work, and
+   * resolves once it is loaded (or the load stopped: a missing or damaged cache, which the first
+   * text embedded then converts or rebuilds, and says so). Loaded at the first text embedded
+   * instead, as it was, the first decision recorded into memory held the event loop for 250 ms;
+   * decisions' memory now waits for this (core/memory/decision-memory.ts). A text embedded before
+   * the load is done finishes it at once.
    */
-  warm(): void {
+  warm(): Promise<void> {
     const { cachePath } = this;
-    if (loaded.has(cachePath) || warming.has(cachePath) || !existsSync(cachePath)) return;
+    let done = warmed.get(cachePath);
+    if (!done) {
+      done = loaded.has(cachePath) || !existsSync(cachePath) ? Promise.resolve() : this.loadInSteps();
+      warmed.set(cachePath, done);
+    }
+    return done;
+  }
+
+  private async loadInSteps(): Promise<void> {
+    const { cachePath } = this;
     warming.set(cachePath, 'reading');
-    readFile(cachePath).then(
-      (file) => {
-        if (warming.get(cachePath) !== 'reading') return;
-        const steps = parseWordVectors(cachePath, file);
-        warming.set(cachePath, steps);
-        const slice = () => {
-          if (warming.get(cachePath) !== steps) return;
-          const start = performance.now();
-          try {
-            for (let step = steps.next(); ; step = steps.next()) {
-              if (step.done) return this.keep(step.value);
-              if (performance.now() - start >= SLICE_MS) return void setTimeout(slice, 0).unref();
+    let file: Buffer;
+    try {
+      file = await readFile(cachePath);
+    } catch {
+      warming.delete(cachePath);
+      return;
+    }
+    if (warming.get(cachePath) !== 'reading') return;
+    const steps = parseWordVectors(cachePath, file);
+    warming.set(cachePath, steps);
+    await new Promise<void>((resolve) => {
+      const slice = () => {
+        // A text embedded meanwhile finished the load.
+        if (warming.get(cachePath) !== steps) return resolve();
+        const start = performance.now();
+        try {
+          for (let step = steps.next(); ; step = steps.next()) {
+            if (step.done) {
+              this.keep(step.value);
+              return resolve();
             }
-          } catch {
-            // A damaged cache: the first text embedded rebuilds it, and says so.
-            warming.delete(cachePath);
+            if (performance.now() - start >= SLICE_MS) return void setTimeout(slice, 0).unref();
           }
-        };
-        slice();
-      },
-      () => warming.delete(cachePath),
-    );
+        } catch {
+          // A damaged cache: the first text embedded rebuilds it, and says so.
+          warming.delete(cachePath);
+          resolve();
+        }
+      };
+      slice();
+    });
   }
 
   private model(): WordVectors {
