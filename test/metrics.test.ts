@@ -79,6 +79,8 @@ t.test('decisions by status and gate, webhooks, and the audit chain', async (t: 
   t.equal(sample(await scrape(url), 'gatehouse_decisions_total', { status: 'created', gate: 'auto' }), 1, 'a second scrape does not count again');
 
   const { store, audit, memory } = server.services;
+  // Decisions' memory is recorded after the reply (once the word-vector model has loaded).
+  await memory.written();
   const versions = sample(await scrape(url), 'gatehouse_memory_versions', { env: 'sandbox' });
   t.equal(versions, memory.revision('sandbox'), "memory's versions are its latest revision");
   t.ok(versions! >= 4, 'the decisions recorded added versions (each one, its policy, its context values)');

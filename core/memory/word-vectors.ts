@@ -243,7 +243,9 @@ export class WordVectorEmbedder implements Embedder {
               this.keep(step.value);
               return resolve();
             }
-            if (performance.now() - start >= SLICE_MS) return void setTimeout(slice, 0).unref();
+            // Not an unref'd timer: a caller awaiting the load (decisions' memory, at a server's
+            // close) would let the process exit with the load half done.
+            if (performance.now() - start >= SLICE_MS) return void setImmediate(slice);
           }
         } catch {
           // A damaged cache: the first text embedded rebuilds it, and says so.
