@@ -106,8 +106,7 @@ export class DecisionMemory {
       // server just started would load it in one go (250 ms with every request waiting).
       await this.memory.embedderReady();
       while (this.queue.length > 0) {
-        decisions = this.queue.slice(0, MAX_RECORD_BATCH);
-        this.queue = this.queue.slice(MAX_RECORD_BATCH);
+        decisions = this.queue.splice(0, MAX_RECORD_BATCH);
         await this.store.commit(() => {
           // The newest decision per question this transaction recorded: the map learns them once they commit.
           const questions = new Map<string, string>();

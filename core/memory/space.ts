@@ -59,7 +59,8 @@ export class MemorySpace {
    */
   add(item: MemoryItem, vector: Float32Array | null): number {
     const doc = this.docs.length;
-    this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links: this.sharedLinks(item.links), attributes: item.attributes, createdBy: item.createdBy });
+    const links = item.links.map((link) => this.linkFrom(doc, link));
+    this.docs.push({ id: item.id, version: item.version, namespace: item.namespace, tombstone: item.tombstone, links, attributes: item.attributes, createdBy: item.createdBy });
     this.times.push(Math.max(Date.parse(item.createdAt), this.lastTime));
     this.supersededAt.push(Infinity);
     // New arrays and lists are made holding their first entry: begun empty, an array reserves
@@ -76,31 +77,29 @@ export class MemorySpace {
       else this.namespaceItems.set(item.namespace, new AppendList(item.id));
       this.itemOrder.push(item.id);
     }
-    for (const link of item.links) {
-      const sources = this.incoming.get(link.to);
-      if (!sources) this.incoming.set(link.to, new AppendList(doc));
-      else if (sources.last() !== doc) sources.push(doc);
-    }
     if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
     if (vector) this.vectors.set(doc, vector);
     return doc;
   }
 
   /**
-   * `links`, each replaced by the equal link object (same target, relation and version) that the
-   * last document linking to its target holds, if it holds one. Every decision links to its
-   * policy, its inputs and its context values: an object of its own for each of those came to
-   * about 250 bytes of heap per decision recorded (docs/memory.md).
+   * Files `doc` among the documents linking to `link.to`, and gives back the link it keeps: the
+   * equal link object (same target, relation and version) of the last document linking there,
+   * if it holds one. Every decision links to its policy, its inputs and its context values: an
+   * object of its own for each of those came to about 250 bytes of heap per decision recorded
+   * (docs/memory.md).
    */
-  private sharedLinks(links: MemoryLink[]): MemoryLink[] {
-    return links.map((link) => {
-      const last = this.incoming.get(link.to)?.last();
-      if (last === undefined) return link;
-      for (const held of this.docs.get(last).links) {
-        if (held.to === link.to && held.relation === link.relation && held.version === link.version) return held;
-      }
+  private linkFrom(doc: number, link: MemoryLink): MemoryLink {
+    const sources = this.incoming.get(link.to);
+    if (!sources) {
+      this.incoming.set(link.to, new AppendList(doc));
       return link;
-    });
+    }
+    const last = sources.last()!;
+    // A second link of this document to the same target: the document is filed already.
+    if (last === doc) return link;
+    sources.push(doc);
+    return this.docs.get(last).links.find((held) => held.to === link.to && held.relation === link.relation && held.version === link.version) ?? link;
   }
 
   /** Whether document `doc` is the item's current version, not deleted, as of `revision`. */
