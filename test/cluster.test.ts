@@ -112,11 +112,11 @@ t.test('what A answered is found on B at once, even while B lags: B catches up o
 });
 
 t.test('a commit waits out the commit window, so the requests of that time share one publish', async (t) => {
-  const defaults = await pair(t);
-  t.equal(defaults.a.server.services.store.commitWindowMs, CLUSTER_COMMIT_WINDOW_MS, 'a cluster instance has a window by default');
+  const { a, creator, namespace, start } = await pair(t, { commitWindowMs: 600 });
+  const defaults = await start('c', nats.urls, { commitWindowMs: undefined });
+  t.equal(defaults.server.services.store.commitWindowMs, CLUSTER_COMMIT_WINDOW_MS, 'a cluster instance has a window by default');
   const single = await startTestServer(t, { policies: engine, signatures: 'off' });
   t.equal(single.server.services.store.commitWindowMs, 0, 'a single node has none');
-  const { a, creator, namespace } = await pair(t, { commitWindowMs: 600 });
   const nc = await connect({ servers: nats.urls, timeout: 5000 });
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc, { timeout: 5000 });
