@@ -74,10 +74,11 @@ export class CommitConflict extends Error {
 
 /**
  * Databases whose writes stay on this instance in cluster mode: the audit checkpoints each
- * instance signs with its own key over what it holds, and the signature replay guard, written
- * outside any commit as a request arrives.
+ * instance signs with its own key over what it holds, the signature replay guard, written
+ * outside any commit as a request arrives, and where the keys of the memory items this
+ * instance's retention dropped lead (core/memory/evicted-items.ts), each instance's own index.
  */
-const LOCAL_ONLY = new Set(['audit-checkpoints', 'signature-replay']);
+const LOCAL_ONLY = new Set(['audit-checkpoints', 'signature-replay', 'memory-evicted-keys']);
 
 /** Where an instance records the last commit of the cluster's stream it has applied. */
 const APPLIED_KEY = 'cluster-applied';

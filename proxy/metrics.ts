@@ -154,16 +154,16 @@ export class Metrics {
   });
 
   /** Memory, read when scraped (`instrument`). */
-  private memory: Pick<Memory, 'revision'> | null = null;
+  private memory: Pick<Memory, 'space'> | null = null;
 
   readonly memoryVersions = new Gauge({
     name: 'gatehouse_memory_versions',
-    help: "Versions memory's query side holds in this process's heap, about 1.7 KB each (docs/memory.md): every decision recorded adds at least one.",
+    help: "Versions memory's query side holds in this process's heap, about 1.7 KB each (docs/memory.md): every decision recorded adds at least one, and retention drops the oldest decisions'.",
     labelNames: ['env'],
     registers: [this.registry],
     collect: () => {
       if (!this.memory) return;
-      for (const env of ENVS) this.memoryVersions.set({ env }, this.memory.revision(env));
+      for (const env of ENVS) this.memoryVersions.set({ env }, this.memory.space(env).size);
     },
   });
 
@@ -175,7 +175,7 @@ export class Metrics {
     this.chain = { audit, checkpoints: new AuditCheckpoints(store, audit) };
   }
 
-  readMemory(memory: Pick<Memory, 'revision'>): void {
+  readMemory(memory: Pick<Memory, 'space'>): void {
     this.memory = memory;
   }
 

@@ -76,6 +76,8 @@ export interface ServerConfig {
   auditCheckpoints?: Partial<CheckpointSchedule>;
   /** Embeds memory for semantic search; the offline word-vector model when unset. */
   embedder?: Embedder;
+  /** Decision items memory holds per environment, the newest (core/memory/memory.ts DEFAULT_RETAINED_DECISIONS). */
+  memoryDecisions?: number;
   /** How long `close` waits for in-flight requests before closing connections anyway. */
   drainTimeoutMs?: number;
   /** The proxy gateway (docs/proxy.md): started when a routes file is named. */
@@ -196,6 +198,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...config.rateLimits },
     unauthenticatedLimit: config.unauthenticatedLimit ?? UNAUTHENTICATED_LIMIT,
     embedder,
+    memoryDecisions: config.memoryDecisions,
     signatures: {
       ...(config.signatures ? { mode: config.signatures } : {}),
       skewSeconds,

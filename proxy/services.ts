@@ -103,6 +103,8 @@ export interface ServiceOptions {
   /** CIDRs, addresses or host names agents' tools may reach despite the SSRF guard. */
   toolAllow: readonly string[];
   embedder: Embedder;
+  /** Decision items memory holds per environment (unset: its default). */
+  memoryDecisions?: number;
   /** Defaults: production keys sign, a 300 s window, no public URL. */
   signatures?: Partial<SignatureOptions>;
   jwtIdentities?: JwtIdentities | null;
@@ -130,7 +132,7 @@ export function buildServices(options: ServiceOptions): Services {
   const events = new EventLog(store, audit);
   // Another instance's commits reach the stream's and the webhooks' readers as this one's do.
   store.onReplicated(() => events.announce());
-  const memory = new Memory(store, options.embedder);
+  const memory = new Memory(store, options.embedder, { retainDecisions: options.memoryDecisions });
   const objectives = new Objectives(memory);
   new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);

@@ -19,3 +19,12 @@ t.test('cluster mode', async (t) => {
   t.throws(() => settings(['--nats', 'http://h1:4222'], {}), /--nats takes nats:\/\/host:port URLs/);
   t.throws(() => settings(['--nats', 'nats://h1:4222'], { GATEHOUSE_NATS_REPLICAS: '9' }), /GATEHOUSE_NATS_REPLICAS must be an integer from 1 to 5/);
 });
+
+t.test('memory retention', async (t) => {
+  t.match(settings([], {}), { memoryDecisions: undefined }, "memory's default unless given");
+  t.match(settings(['--memory-decisions', '250000'], {}), { memoryDecisions: 250_000 });
+  t.match(settings([], { GATEHOUSE_MEMORY_DECISIONS: '1000' }), { memoryDecisions: 1000 });
+  t.match(settings(['--memory-decisions', '7'], { GATEHOUSE_MEMORY_DECISIONS: '1000' }), { memoryDecisions: 7 }, 'the flag wins');
+  t.throws(() => settings(['--memory-decisions', '0'], {}), /--memory-decisions must be an integer ≥ 1, got '0'/);
+  t.throws(() => settings(['--memory-decisions', 'lots'], {}), /--memory-decisions must be an integer ≥ 1/);
+});

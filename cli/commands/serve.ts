@@ -13,6 +13,7 @@ import { ListenError } from '../../proxy/http/listen-error.ts';
 import { DEFAULTS, startServer, type RunningServer } from '../../proxy/server.ts';
 import { JwtIdentities } from '../../core/jwt-identities.ts';
 import { httpEmbedderFromEnv, type HttpEmbedder } from '../../core/memory/http-embedder.ts';
+import { COMPACT_AT, DEFAULT_RETAINED_DECISIONS } from '../../core/memory/memory.ts';
 import { DEFAULT_SKEW_SECONDS } from '../../core/signatures/request-verifier.ts';
 import { isSignatureMode, SIGNATURE_MODES, type SignatureMode } from '../../core/signatures/requirement.ts';
 import type { RetentionPolicy } from '../../core/events/event-log.ts';
@@ -81,6 +82,8 @@ const HELP = `usage: gatehouse serve [options]
   --tool-allow LIST        GATEHOUSE_TOOL_ALLOW            CIDRs, addresses or hosts agents' tools may reach despite the SSRF guard
                            GATEHOUSE_EMBEDDER_URL          an OpenAI-style embeddings endpoint for memory (unset: the offline word vectors);
                            GATEHOUSE_EMBEDDER_MODEL, _DIMENSIONS, _API_KEY  its model, vector size and bearer token (docs/memory.md)
+  --memory-decisions N     GATEHOUSE_MEMORY_DECISIONS      decisions memory keeps searchable per environment: the newest N to ${COMPACT_AT}N
+                                                           (${DEFAULT_RETAINED_DECISIONS}); about 1.7 KB of heap each (docs/memory.md, Retention)
   DUR is a number with a unit: 250ms, 5s, 5m, 2h, 7d (seconds without one).
 `;
 
@@ -117,6 +120,8 @@ export interface ServeSettings {
   eventRetention: Partial<RetentionPolicy>;
   /** Memory's embedding service, when GATEHOUSE_EMBEDDER_URL names one. */
   embedder: HttpEmbedder | undefined;
+  /** Decision items memory holds per environment, when not the default. */
+  memoryDecisions: number | undefined;
   streaming: Partial<StreamOptions>;
   webhooks: Partial<WebhookOptions>;
   toolAllow: string[];
@@ -160,6 +165,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
       'rate-unauthenticated': { type: 'string' },
       durability: { type: 'string' },
       'commit-window': { type: 'string' },
+      'memory-decisions': { type: 'string' },
       'audit-key': { type: 'string' },
       signatures: { type: 'string' },
       'signature-skew': { type: 'string' },
@@ -204,6 +210,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
   const routesFile = pick(values['proxy-routes'], 'GATEHOUSE_PROXY_ROUTES');
   const maxIterations = pick(values['policy-max-iterations'], 'GATEHOUSE_POLICY_MAX_ITERATIONS');
   const proxyPort = pick(values['proxy-port'], 'GATEHOUSE_PROXY_PORT');
+  const memoryDecisions = pick(values['memory-decisions'], 'GATEHOUSE_MEMORY_DECISIONS');
   return {
     port: port === undefined ? DEFAULTS.port : number('--port', port, 0),
     reusePort: values['reuse-port'] ?? env.GATEHOUSE_REUSE_PORT === '1',
@@ -226,6 +233,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     publicUrl,
     jwtIssuersFile: env.GATEHOUSE_JWT_ISSUERS || undefined,
     embedder: httpEmbedderFromEnv(env),
+    memoryDecisions: memoryDecisions === undefined ? undefined : number('--memory-decisions', memoryDecisions, 1),
     toolAllow: list(pick(values['tool-allow'], 'GATEHOUSE_TOOL_ALLOW') ?? ''),
     cluster: clusterSettings(pick(values.nats, 'GATEHOUSE_NATS_URL'), pick(values['nats-namespace'], 'GATEHOUSE_NATS_NAMESPACE'), env),
     proxy: routesFile ? { routesFile, port: proxyPort === undefined ? GATEWAY_DEFAULTS.port : number('--proxy-port', proxyPort, 0) } : undefined,

@@ -3,14 +3,18 @@ import { TopK, type Scored } from './top-k.ts';
 
 /**
  * Okapi BM25 over an incrementally built inverted index. Documents are numbered by the caller
- * (core/memory/space.ts numbers every stored version); a document is never removed, because
- * versions are never removed: which versions a query may see is decided by the `accept` filter.
+ * (core/memory/space.ts numbers every held version); a document is never removed: which versions
+ * a query may see is decided by the `accept` filter, and retention copies the index without the
+ * documents it drops (`copyInto`).
  * Collection statistics (document count, average length, document frequencies) therefore count
  * every version, a small bias towards often-rewritten items that keeps writes O(tokens).
  * Posting lists and lengths grow a block at a time (core/memory/append-list.ts): a word every
  * decision shares has a posting per decision.
  */
 export const BM25 = { k1: 1.2, b: 0.75 };
+
+/** Postings `copyInto` copies between two pauses (about a millisecond). */
+const COPY_STEP = 8_192;
 
 interface Postings {
   docs: AppendList<number>;
@@ -41,6 +45,53 @@ export class Bm25Index {
     this.lengths.push(tokens.length);
     this.totalLength += tokens.length;
     this.documents++;
+  }
+
+  /**
+   * Fills `into` (empty) with this index's documents renumbered by `moved` (-1: left out), a
+   * step at a time, for memory's compaction (core/memory/space.ts). `indexed(doc)` (of the new
+   * numbering) tells a document that was added from one that only holds its number (a deletion).
+   * Renumbering keeps the order of the documents kept, so posting lists stay sorted.
+   */
+  *copyInto(into: Bm25Index, moved: Int32Array, indexed: (doc: number) => boolean): Generator<void, void> {
+    for (let doc = 0; doc < moved.length; doc++) {
+      if (doc % COPY_STEP === COPY_STEP - 1) yield;
+      const to = moved[doc]!;
+      if (to < 0) continue;
+      while (into.lengths.length < to) into.lengths.push(0);
+      const length = doc < this.lengths.length ? this.lengths.get(doc) : 0;
+      into.lengths.push(length);
+      if (indexed(to)) {
+        into.totalLength += length;
+        into.documents++;
+      }
+    }
+    let work = 0;
+    for (const [term, list] of this.postings) {
+      let copy: Postings | null = null;
+      const frequencyChunks = list.frequencies.chunks();
+      for (const [c, docs] of list.docs.chunks().entries()) {
+        const frequencies = frequencyChunks[c]!;
+        for (let i = 0; i < docs.length; i++) {
+          const doc = docs[i]!;
+          if (doc >= moved.length) break;
+          const to = moved[doc]!;
+          if (to < 0) continue;
+          if (copy) {
+            copy.docs.push(to);
+            copy.frequencies.push(frequencies[i]!);
+          } else {
+            copy = { docs: new AppendList(to), frequencies: new AppendList(frequencies[i]!) };
+            into.postings.set(term, copy);
+          }
+        }
+        work += docs.length;
+        if (work >= COPY_STEP) {
+          work = 0;
+          yield;
+        }
+      }
+    }
   }
 
   /**

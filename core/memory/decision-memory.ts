@@ -46,6 +46,8 @@ const MAX_RECORD_BATCH = 256;
  * their place, before anything queued after them.
  */
 const RETRY_MS = 1000;
+/** Questions `forgetDropped` looks at between two pauses (well under a millisecond). */
+const FORGET_SLICE = 4096;
 const MAX_RETRY_MS = 30_000;
 
 export class DecisionMemory {
@@ -76,6 +78,7 @@ export class DecisionMemory {
     memory.onCommitted((item) => {
       if (item.namespace === 'decisions' && item.version === 1) this.latestByQuestion.set(question(item.env, item.attributes), item.id);
     });
+    memory.onCompacted((env) => this.forgetDropped(env));
     workflow.use({ written: (record) => store.afterCommit(() => this.enqueue(record)) });
     memory.addLateWriter(() => this.recorded());
   }
@@ -84,6 +87,26 @@ export class DecisionMemory {
   async recorded(): Promise<void> {
     if (this.queue.length > 0) this.startRecording();
     while (this.recording) await this.recording;
+  }
+
+  /**
+   * Forgets the questions whose newest decision retention dropped from memory, a slice at a time
+   * (a question per decision when titles never repeat, so as many entries as decisions held): a
+   * decision asked again after that links to no predecessor, as memory no longer holds it.
+   */
+  private forgetDropped(env: Env): void {
+    const entries = this.latestByQuestion.entries();
+    const prefix = `${env}\0`;
+    const slice = () => {
+      for (let i = 0; i < FORGET_SLICE; i++) {
+        const next = entries.next();
+        if (next.done) return;
+        const [key, id] = next.value;
+        if (key.startsWith(prefix) && !this.memory.holds(env, id)) this.latestByQuestion.delete(key);
+      }
+      setImmediate(slice);
+    };
+    slice();
   }
 
   private enqueue(decision: DecisionRecord): void {

@@ -30,8 +30,8 @@ const STEP_ROWS = 512;
 export class InvertedFileIndex {
   /** Cell → its rows, in the order filed. */
   private readonly lists: number[][];
-  /** Row → its cell. */
-  private readonly cellOf: number[] = [];
+  /** Row → its cell (-1: a row not filed, which a compaction can leave). */
+  private cellOf: number[] = [];
 
   private constructor(
     private readonly dimensions: number,
@@ -118,13 +118,27 @@ export class InvertedFileIndex {
       count > 0
         ? first + nearestTo(this.centroids.subarray(first * dimensions, (first + count) * dimensions), count, vectors, row).row
         : nearestTo(this.centroids, this.cells, vectors, row).row;
-    const previous = this.cellOf[row];
+    const previous = this.cellOf[row] ?? -1;
     if (previous === cell) return;
-    if (previous !== undefined) {
+    if (previous >= 0) {
       const list = this.lists[previous]!;
       list.splice(list.indexOf(row), 1);
     }
     this.file(row, cell);
+  }
+
+  /** This index's cells with its rows renumbered by `moved` (-1: left out) into `rows` rows, for memory's compaction. */
+  remapped(moved: (row: number) => number, rows: number): InvertedFileIndex {
+    const copy = new InvertedFileIndex(this.dimensions, this.centroids, this.trainedRows, this.coarse);
+    // Made as long as it must be first: filled out of order, V8 would hold it as a dictionary.
+    copy.cellOf = new Array<number>(rows).fill(-1);
+    for (const [cell, list] of this.lists.entries()) {
+      for (const row of list) {
+        const to = moved(row);
+        if (to >= 0) copy.file(to, cell);
+      }
+    }
+    return copy;
   }
 
   /**

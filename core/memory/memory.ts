@@ -8,9 +8,10 @@ import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
 import { ITEMS_DATABASE, MemoryItemStore, VECTORS_DATABASE, vectorOf, type StoredVector } from './item-store.ts';
-import { lexicalTokens, MemorySpace } from './space.ts';
+import { DECISIONS_NAMESPACE, lexicalTokens, MemorySpace, type HeldVersion } from './space.ts';
 import { NOTHING_WRITTEN, withWrite, writtenAtKey, writtenOfItem, type PendingWrites } from './transaction-writes.ts';
-import { VectorBackfill } from './vector-backfill.ts';
+import { EvictedItems } from './evicted-items.ts';
+import { VectorBackfill, type VectorSink } from './vector-backfill.ts';
 import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
 
 /**
@@ -59,10 +60,59 @@ export interface MemoryListPage {
 export const LIST_LIMITS = { defaultLimit: 50, maxLimit: 200 };
 
 /**
+ * Decision items memory holds per environment at least unless configured (`retainDecisions`);
+ * up to `COMPACT_AT` times as many between two compactions. At about 1,700 bytes of heap each
+ * (docs/memory.md), 85 MB at least, 255 MB at most, and 340 MB while a compaction builds the
+ * space that replaces the old.
+ */
+export const DEFAULT_RETAINED_DECISIONS = 50_000;
+
+/**
+ * How far the decision items held may grow past the number retained before a compaction drops
+ * the oldest. A compaction copies what it keeps, so it copies 1 / (COMPACT_AT - 1) documents per
+ * decision recorded: at 1.5 (two each) it cost 16% more CPU per decision at the decisions bench's
+ * maximum; at 3, compacting and indexing the dropped keys take about 5 µs of a decision's ~200
+ * (CPU profiles of that load, compacting and not: docs/memory.md).
+ */
+export const COMPACT_AT = 3;
+
+/** The longest a step of a compaction holds the event loop, in ms. */
+const COMPACTION_SLICE_MS = 4;
+
+/**
  * How long an instance waits for another instance's vector of a version it learned (see
  * `learn`) before embedding it itself: the writer's backfill commits within tens of ms.
  */
 const REMOTE_VECTOR_GRACE_MS = 2_000;
+
+/**
+ * The order the rebuild numbers an environment's versions in: by revision, ties broken by id,
+ * each version after its predecessor (see `Memory.rebuild`). A version whose predecessor is
+ * missing (it cannot be, but a copy may be damaged) is still served, at the end.
+ */
+function rebuildOrder(items: MemoryItem[]): MemoryItem[] {
+  const placed = new Map<string, number>();
+  const waiting = new Map<string, MemoryItem>();
+  const order: MemoryItem[] = [];
+  const place = (item: MemoryItem) => {
+    order.push(item);
+    placed.set(item.id, item.version);
+  };
+  items.sort((a, b) => a.revision - b.revision || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.version - b.version));
+  for (const item of items) {
+    if (item.version !== (placed.get(item.id) ?? 0) + 1) {
+      waiting.set(`${item.id}\u0000${item.version}`, item);
+      continue;
+    }
+    place(item);
+    for (let next = waiting.get(`${item.id}\u0000${item.version + 1}`); next; next = waiting.get(`${next.id}\u0000${next.version + 1}`)) {
+      waiting.delete(`${next.id}\u0000${next.version}`);
+      place(next);
+    }
+  }
+  for (const item of waiting.values()) place(item);
+  return order;
+}
 
 function encodeListCursor(position: number): string {
   return Buffer.from(JSON.stringify({ after: position })).toString('base64url');
@@ -111,6 +161,7 @@ export interface QueryAnswer {
 }
 
 export interface MemoryStats {
+  /** Versions loaded into the query side (retention leaves out the oldest decisions'). */
   items: number;
   /** Reading every version from LMDB and indexing it, the approximate vector index's training included. */
   rebuildMs: number;
@@ -118,10 +169,23 @@ export interface MemoryStats {
   vectorTrainingMs: number;
 }
 
+export interface MemoryOptions {
+  /** Tunes when vector search turns approximate (tests force it on small memories). */
+  vectors?: VectorIndexOptions;
+  /** Decision items held per environment (DEFAULT_RETAINED_DECISIONS); older ones leave the query side. */
+  retainDecisions?: number;
+}
+
 export class Memory {
   readonly items: MemoryItemStore;
   readonly stats: MemoryStats;
+  /** Decision items held per environment: the newest, as retention keeps them. */
+  readonly retainDecisions: number;
+  /** Replaced whole when a compaction finishes (`compact`), so every reader looks its space up per call. */
   private readonly spaces: Record<Env, MemorySpace>;
+  private readonly compactions: Record<Env, Promise<void> | null> = { sandbox: null, production: null };
+  private readonly compactedListeners: Array<(env: Env) => void> = [];
+  private readonly evicted: EvictedItems;
   private readonly backfill: VectorBackfill;
   /** An in-process model's synchronous form: its vectors are worked out again, never stored (see `Embedder.embedNow`). */
   private readonly computeVector: ((text: string) => Float32Array) | null;
@@ -130,18 +194,32 @@ export class Memory {
   /** What the write transaction under way has written (outside one: nothing); never stored. */
   private readonly pending: TransactionValue<PendingWrites>;
 
-  /** `vectors` tunes when vector search turns approximate (tests force it on small memories). */
   constructor(
     private readonly store: Store,
     readonly embedder: Embedder,
-    options: { vectors?: VectorIndexOptions } = {},
+    options: MemoryOptions = {},
   ) {
     this.items = new MemoryItemStore(store);
+    this.retainDecisions = options.retainDecisions ?? DEFAULT_RETAINED_DECISIONS;
+    if (!Number.isSafeInteger(this.retainDecisions) || this.retainDecisions < 1) throw new Error(`memory's retained decisions must be a whole number from 1, got ${this.retainDecisions}`);
+    this.evicted = new EvictedItems(store);
     this.pending = store.transactionValue(
       () => NOTHING_WRITTEN,
       () => {},
     );
-    this.backfill = new VectorBackfill(store, this.items, embedder);
+    const sink: VectorSink = {
+      wants: (item) => {
+        const space = this.spaces[item.env];
+        const doc = space.docOf(item.id, item.version);
+        return doc !== undefined && !space.vectors.has(doc);
+      },
+      set: (item, vector) => {
+        const space = this.spaces[item.env];
+        const doc = space.docOf(item.id, item.version);
+        if (doc !== undefined) space.setVector(doc, vector);
+      },
+    };
+    this.backfill = new VectorBackfill(store, this.items, embedder, sink);
     this.computeVector = embedder.embedNow ? (text) => embedder.embedNow!(text) : null;
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
@@ -166,7 +244,7 @@ export class Memory {
         const space = this.spaces[env];
         const doc = space?.docOf(id, version);
         const vector = doc === undefined ? undefined : vectorOf(decodeValue(op[2]) as StoredVector, this.embedder.id);
-        if (doc !== undefined && vector && !space!.vectors.has(doc)) space!.vectors.set(doc, vector);
+        if (doc !== undefined && vector && !space!.vectors.has(doc)) space!.setVector(doc, vector);
         continue;
       }
       if (op[0] !== ITEMS_DATABASE) continue;
@@ -184,18 +262,69 @@ export class Memory {
     const space = this.spaces[item.env];
     if ((space.latestVersion(item.id) ?? 0) >= item.version) return;
     const indexed = this.vectorToIndex(item, vector);
-    const doc = space.add(item, indexed);
+    space.add(item, indexed);
     for (const listener of this.committedListeners) listener(item);
+    if (space.decisions > this.retainDecisions * COMPACT_AT) this.compact(item.env);
     if (indexed || item.tombstone) return;
-    if (graceMs > 0) this.backfill.enqueueUnlessArrived({ item, space, doc }, graceMs);
-    else this.backfill.enqueue({ item, space, doc });
+    if (graceMs > 0) this.backfill.enqueueUnlessArrived(item, graceMs);
+    else this.backfill.enqueue(item);
   }
 
   /**
-   * Reloads every version from LMDB, in revision order, with the vectors of the current model.
+   * Drops the oldest decision items from `env`'s query side, down to the newest `retainDecisions`
+   * (with the versions only visible before the new horizon), in slices between other work: the
+   * compacted space is built while the current one goes on serving and taking versions, then
+   * takes over in one turn (core/memory/space.ts). The keys of the items dropped are indexed in
+   * LMDB first, so a decision recorded again (approved months later, say) finds its item and adds
+   * a version to it instead of starting another.
+   */
+  private compact(env: Env): void {
+    if (this.compactions[env]) return;
+    const started = performance.now();
+    const space = this.spaces[env];
+    const evicted: HeldVersion[] = [];
+    const steps = space.compaction(this.retainDecisions, (version) => evicted.push(version));
+    this.compactions[env] = new Promise<void>((resolve) => {
+      let busyMs = 0;
+      const slice = () => {
+        try {
+          const start = performance.now();
+          let step: IteratorResult<void, MemorySpace | null>;
+          do {
+            // The keys go to LMDB between steps, so before the last one, which swaps the spaces.
+            if (evicted.length > 0) this.evicted.record(env, evicted.splice(0));
+            step = steps.next();
+          } while (!step.done && performance.now() - start < COMPACTION_SLICE_MS);
+          busyMs += performance.now() - start;
+          if (step.done) {
+            if (step.value) this.spaces[env] = step.value;
+            this.compactions[env] = null;
+            resolve();
+            if (!step.value) return;
+            log.info({ env, decisions: step.value.decisions, versions: step.value.size, horizon: step.value.horizon, busyMs: Math.round(busyMs), tookMs: Math.round(performance.now() - started) }, 'memory dropped its oldest decisions');
+            for (const listener of this.compactedListeners) listener(env);
+            return;
+          }
+          setImmediate(slice);
+        } catch (error) {
+          log.error({ err: error, env }, 'compacting memory failed; it holds every decision until the next attempt');
+          this.compactions[env] = null;
+          resolve();
+        }
+      };
+      setImmediate(slice);
+    });
+  }
+
+  /**
+   * Reloads the versions retention keeps from LMDB, in revision order, with the vectors of the
+   * current model: every item's, but of the decisions only the newest `retainDecisions` (by
+   * their latest version), and no version superseded before the horizon that leaves (see
+   * `MemorySpace.compaction`). Revisions are numbered over every version, held or not.
+   *
    * Cluster instances of earlier releases numbered revisions each on its own, so two stored
    * versions may share one, and an item's next version may carry a lower one than the version
-   * before it: each version is added only after its predecessor, ties broken by id, so every
+   * before it: each version is placed only after its predecessor, ties broken by id, so every
    * instance rebuilds alike.
    */
   private rebuild(): MemoryStats {
@@ -206,32 +335,50 @@ export class Memory {
     let vectorTrainingMs = 0;
     for (const env of ENVS) {
       const space = this.spaces[env];
-      const add = (item: MemoryItem) => {
-        const vector = this.vectorToIndex(item, this.storedVector(item));
-        const doc = space.add(item, vector);
-        if (!vector && !item.tombstone) this.backfill.enqueue({ item, space, doc });
-        count++;
-      };
+      const order = rebuildOrder(byEnv[env]);
+      byEnv[env] = [];
+      const keep = this.retained(env, order);
+      space.horizon = keep.horizon;
       space.vectors.bulkLoad(() => {
-        const waiting = new Map<string, MemoryItem>();
-        const order = byEnv[env].sort((a, b) => a.revision - b.revision || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.version - b.version));
-        for (const item of order) {
-          if (item.version !== (space.latestVersion(item.id) ?? 0) + 1) {
-            waiting.set(`${item.id}\u0000${item.version}`, item);
+        for (const [position, item] of order.entries()) {
+          if (!keep.held[position]) {
+            space.skip();
             continue;
           }
-          add(item);
-          for (let next = waiting.get(`${item.id}\u0000${item.version + 1}`); next; next = waiting.get(`${next.id}\u0000${next.version + 1}`)) {
-            waiting.delete(`${next.id}\u0000${next.version}`);
-            add(next);
-          }
+          const vector = this.vectorToIndex(item, this.storedVector(item));
+          space.add(item, vector);
+          if (!vector && !item.tombstone) this.backfill.enqueue(item);
+          count++;
         }
-        // A version whose predecessor is missing (it cannot be, but a copy may be damaged) is still served.
-        for (const item of waiting.values()) add(item);
       });
       vectorTrainingMs += space.vectors.trainingMs;
     }
     return { items: count, rebuildMs: performance.now() - started, vectorTrainingMs };
+  }
+
+  /**
+   * Which versions of `order` (an environment's, as `rebuildOrder` places them) the rebuild
+   * holds, and the horizon that leaves; indexes the keys of the decision items left out first.
+   */
+  private retained(env: Env, order: readonly MemoryItem[]): { held: boolean[]; horizon: number } {
+    const last = new Map<string, number>();
+    for (const [position, item] of order.entries()) last.set(item.id, position);
+    const decisions = [...last].filter(([, position]) => order[position]!.namespace === DECISIONS_NAMESPACE).map(([, position]) => position);
+    const held = order.map(() => true);
+    if (decisions.length <= this.retainDecisions) return { held, horizon: 0 };
+    decisions.sort((a, b) => b - a);
+    const cut = decisions[this.retainDecisions - 1]!;
+    const horizon = cut + 1;
+    const superseded = new Map<string, number>();
+    for (let position = order.length - 1; position >= 0; position--) {
+      const item = order[position]!;
+      const next = superseded.get(item.id);
+      superseded.set(item.id, position);
+      const droppedDecision = item.namespace === DECISIONS_NAMESPACE && last.get(item.id)! < cut;
+      if (droppedDecision || (next !== undefined && next + 1 <= horizon)) held[position] = false;
+    }
+    this.evicted.record(env, decisions.filter((position) => position < cut).map((position) => order[position]!), true);
+    return { held, horizon };
   }
 
   space(env: Env): MemorySpace {
@@ -327,8 +474,11 @@ export class Memory {
    * it: for writers deciding whether a new version is needed, from process memory, where an LMDB
    * read per item would cost more than the write it saves.
    */
-  current(env: Env, id: string): Pick<MemoryItem, 'id' | 'version' | 'namespace' | 'tombstone' | 'links' | 'attributes' | 'createdBy'> | undefined {
-    return writtenOfItem(this.pending.get(), env, id) ?? this.spaces[env].latest(id);
+  current(env: Env, id: string): HeldVersion | undefined {
+    const space = this.spaces[env];
+    const held = writtenOfItem(this.pending.get(), env, id) ?? space.latest(id);
+    // An item retention dropped is still stored: its next version follows its last.
+    return held ?? (this.evicted.mayBeDropped(env, id) ? this.items.latest(env, id) : undefined);
   }
 
   /** Refuses (404) an item that does not exist and (409) one already deleted: before deleting, and again inside the transaction. */
@@ -377,7 +527,9 @@ export class Memory {
 
   /** The id of the item at (namespace, key), if one was ever written (or is, by this transaction). */
   idForKey(env: Env, namespace: string, key: string): string | undefined {
-    return writtenAtKey(this.pending.get(), env, namespace, key)?.id ?? this.spaces[env].idForKey(namespace, key);
+    const space = this.spaces[env];
+    const held = writtenAtKey(this.pending.get(), env, namespace, key)?.id ?? space.idForKey(namespace, key);
+    return held ?? this.evicted.idForKey(env, namespace, key);
   }
 
   /** The id of the item `ref` names — its id, or `namespace:key` — if it was ever written. */
@@ -508,7 +660,7 @@ export class Memory {
   private lineage(space: MemorySpace, item: MemoryItem, revision: number, via: Lineage['via']): Lineage {
     const versions = space.history(item.id, revision).map((doc) => {
       const version = space.doc(doc);
-      return { version: version.version, revision: doc + 1, createdAt: new Date(space.time(doc)).toISOString(), tombstone: version.tombstone };
+      return { version: version.version, revision: space.revisionOf(doc), createdAt: new Date(space.time(doc)).toISOString(), tombstone: version.tombstone };
     });
     return { versions, links: item.links, via };
   }
@@ -531,17 +683,25 @@ export class Memory {
     return resolved;
   }
 
-  /** Resolves `asOf` to a revision of `space`; a malformed value or a future revision is a 400. */
+  /**
+   * Resolves `asOf` to a revision of `space`; a malformed value, a future revision or one before
+   * the retention horizon (memory no longer holds what was visible then) is a 400.
+   */
   private revisionFor(space: MemorySpace, asOf: string | number): number {
     const text = String(asOf).trim();
+    let revision: number;
     if (/^\d+$/.test(text)) {
-      const revision = Number(text);
+      revision = Number(text);
       if (revision > space.revision) throw new GatehouseError('invalid_request', `asOf revision ${revision} is ahead of memory (latest revision ${space.revision})`);
-      return revision;
+    } else {
+      const time = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
+      if (Number.isNaN(time)) throw new GatehouseError('invalid_request', `asOf must be an ISO 8601 time (e.g. 2026-01-31T12:00:00Z) or a revision number, got '${text}'`);
+      revision = space.revisionAt(time);
     }
-    const time = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
-    if (Number.isNaN(time)) throw new GatehouseError('invalid_request', `asOf must be an ISO 8601 time (e.g. 2026-01-31T12:00:00Z) or a revision number, got '${text}'`);
-    return space.revisionAt(time);
+    if (revision < space.horizon) {
+      throw new GatehouseError('invalid_request', `asOf ${text} is before memory's retention horizon (revision ${space.horizon}): memory holds the newest ${this.retainDecisions} decisions, and what was visible only before them is no longer held (docs/memory.md)`, { horizon: space.horizon });
+    }
+    return revision;
   }
 
   /**
@@ -570,16 +730,32 @@ export class Memory {
     for (const pending of this.lateWriters) await pending();
   }
 
-  /** Waits until every stored item has its vector and no vector index is training (tests, the bench, shutdown). */
+  /** Calls `listener` after a compaction replaced `env`'s space (holders of item ids drop the ones it let go). */
+  onCompacted(listener: (env: Env) => void): void {
+    this.compactedListeners.push(listener);
+  }
+
+  /** Whether `env`'s query side holds item `id`: retention drops the oldest decisions' items. */
+  holds(env: Env, id: string): boolean {
+    return this.spaces[env].holds(id);
+  }
+
+  /** Waits until every stored item has its vector and no compaction or vector training is under way (tests, the bench, shutdown). */
   async settled(): Promise<void> {
     await this.written();
     await this.backfill.idle();
+    await this.compacted();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
   }
 
   async close(): Promise<void> {
     await this.written();
     await this.backfill.stop();
+    await this.compacted();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
+  }
+
+  private async compacted(): Promise<void> {
+    for (const env of ENVS) while (this.compactions[env]) await this.compactions[env];
   }
 }

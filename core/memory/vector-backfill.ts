@@ -3,7 +3,6 @@ import type { Store } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import type { MemoryItem } from './item.ts';
 import type { MemoryItemStore } from './item-store.ts';
-import type { MemorySpace } from './space.ts';
 
 /**
  * Embeds items that were stored without a vector: those recorded inside another write's
@@ -20,10 +19,16 @@ const BATCH = 64;
 const WINDOW_MS = 25;
 const RETRY_MS = 5_000;
 
-interface Pending {
-  item: Pick<MemoryItem, 'env' | 'id' | 'version' | 'text'>;
-  space: MemorySpace;
-  doc: number;
+type Pending = Pick<MemoryItem, 'env' | 'id' | 'version' | 'text'>;
+
+/**
+ * Where a version's vector is indexed once stored: looked up when it arrives, by the version,
+ * because retention may have renumbered (or dropped) its document meanwhile (core/memory/space.ts).
+ */
+export interface VectorSink {
+  /** Whether the version is held without a vector (not: it has one, or retention dropped it). */
+  wants(item: Pending): boolean;
+  set(item: Pending, vector: Float32Array): void;
 }
 
 export class VectorBackfill {
@@ -39,6 +44,7 @@ export class VectorBackfill {
     private readonly store: Store,
     private readonly items: MemoryItemStore,
     private readonly embedder: Embedder,
+    private readonly sink: VectorSink,
   ) {}
 
   get pending(): number {
@@ -58,7 +64,7 @@ export class VectorBackfill {
     if (this.stopped) return;
     const timer = setTimeout(() => {
       this.graces.delete(timer);
-      if (!entry.space.vectors.has(entry.doc)) this.enqueue(entry);
+      if (this.sink.wants(entry)) this.enqueue(entry);
     }, graceMs).unref();
     this.graces.add(timer);
   }
@@ -89,10 +95,10 @@ export class VectorBackfill {
     try {
       while (this.queue.length > 0 && !this.stopped) {
         const batch = this.queue.slice(0, BATCH);
-        const vectors = await this.embedder.embed(batch.map((entry) => entry.item.text));
+        const vectors = await this.embedder.embed(batch.map((entry) => entry.text));
         if (this.stopped || !this.store.isOpen) return;
-        await this.store.commit(() => batch.forEach((entry, i) => this.items.putVector(entry.item, this.embedder.id, vectors[i]!)));
-        batch.forEach((entry, i) => entry.space.vectors.set(entry.doc, vectors[i]!));
+        await this.store.commit(() => batch.forEach((entry, i) => this.items.putVector(entry, this.embedder.id, vectors[i]!)));
+        batch.forEach((entry, i) => this.sink.set(entry, vectors[i]!));
         this.queue = this.queue.slice(batch.length);
       }
     } catch (error) {

@@ -82,6 +82,11 @@ export class VectorIndex {
   /** Stores (or replaces) the vector of `doc`. */
   set(doc: number, vector: Float32Array): void {
     if (vector.length !== this.dimensions) throw new Error(`expected a ${this.dimensions}-d vector, got ${vector.length}`);
+    this.store(doc, vector, 0);
+  }
+
+  /** Stores the `dimensions` floats of `source` from `offset` on as the vector of `doc`. */
+  private store(doc: number, source: Float32Array, offset: number): void {
     if (doc >= this.rows.length) this.rows = grow(this.rows, doc + 1, -1);
     let row = this.rows[doc]!;
     if (row < 0) {
@@ -90,10 +95,39 @@ export class VectorIndex {
       this.rows[doc] = row;
       this.docs[row] = doc;
     }
-    this.vectors.set(row, vector);
+    this.vectors.set(row, source, offset);
     if (this.loading) return;
     this.training?.changed.add(row);
     this.ivf?.place(this.vectors, row);
+  }
+
+  /** The vector of `doc`, as a view of where it is stored (valid until it is replaced), or null. */
+  vector(doc: number): Float32Array | null {
+    if (!this.has(doc)) return null;
+    const row = this.rows[doc]!;
+    const base = this.vectors.base(row);
+    return this.vectors.block(row).subarray(base, base + this.dimensions);
+  }
+
+  /** Stores the vector `from` holds for its document `fromDoc` (if any) as this index's `doc`, as `set` would. */
+  copy(from: VectorIndex, fromDoc: number, doc: number): void {
+    if (!from.has(fromDoc)) return;
+    const row = from.rows[fromDoc]!;
+    this.store(doc, from.vectors.block(row), from.vectors.base(row));
+  }
+
+  /**
+   * Takes on the approximate index of `from`, whose documents `moved` renumbers into this one's
+   * (-1: not here): its cells, with each vector of this index filed where `from` had filed it.
+   * Memory's compaction copies the vectors without placing them and then calls this, where
+   * training anew would leave searches exact for seconds (core/memory/space.ts).
+   */
+  adoptCells(from: VectorIndex, moved: (doc: number) => number): void {
+    if (!from.ivf) return;
+    this.ivf = from.ivf.remapped((row) => {
+      const to = moved(from.docs[row]!);
+      return to >= 0 && this.has(to) ? this.rows[to]! : -1;
+    }, this.count);
   }
 
   /** Resolves once the approximate index is up to date: a due training started and finished (tests, the bench). */

@@ -37,9 +37,14 @@ export class VectorRows {
     return (row & this.mask) * this.dimensions;
   }
 
-  /** Stores `vector` as `row`, adding blocks up to the one that holds it. */
-  set(row: number, vector: Float32Array): void {
+  /**
+   * Stores the `dimensions` floats of `vector` from `offset` on (a vector of its own, or a row of
+   * another block) as `row`, adding blocks up to the one that holds it.
+   */
+  set(row: number, vector: Float32Array, offset = 0): void {
     while (this.blocks.length <= row >>> this.shift) this.blocks.push(new Float32Array(this.rowsPerBlock * this.dimensions));
-    this.block(row).set(vector, this.base(row));
+    const block = this.block(row);
+    const base = this.base(row);
+    for (let i = 0; i < this.dimensions; i++) block[base + i] = vector[offset + i]!;
   }
 }
