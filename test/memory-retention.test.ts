@@ -112,6 +112,7 @@ t.test('memory holds the newest decisions, every other item, and what is visible
   // A dropped decision recorded again (approved long after) is a version of its own item.
   const dropped = memory.items.versions('sandbox', memory.idForKey('sandbox', 'decisions', 'dec_3')!);
   t.equal(dropped.length, 1, 'the dropped decision is still in LMDB, found by its key');
+  t.match(memory.get('sandbox', dropped[0]!.id, { asOf: memory.revision('sandbox') }), { key: 'dec_3', version: 1 }, 'read as of now from LMDB');
   const again = await decide(store, memory, 3, 'approved');
   t.equal(again.id, dropped[0]!.id, 'recorded again: the same item');
   t.equal(again.version, 2, 'its next version');

@@ -508,8 +508,14 @@ export class Memory {
     }
     if (at.asOf !== undefined) {
       const space = this.spaces[env];
-      const doc = space.docAt(id, this.revisionFor(space, at.asOf));
-      item = doc === undefined ? undefined : this.items.get(env, id, space.doc(doc).version);
+      const revision = this.revisionFor(space, at.asOf);
+      if (!space.holds(id) && this.evicted.mayBeDropped(env, id)) {
+        // Dropped by retention: its versions in LMDB say which was current then.
+        item = this.items.versions(env, id).filter((version) => version.revision <= revision).at(-1);
+      } else {
+        const doc = space.docAt(id, revision);
+        item = doc === undefined ? undefined : this.items.get(env, id, space.doc(doc).version);
+      }
     } else {
       item = this.items.latest(env, id);
     }
