@@ -86,11 +86,14 @@ const COMPACTION_SLICE_MS = 4;
 const REMOTE_VECTOR_GRACE_MS = 2_000;
 
 /**
- * The order the rebuild numbers an environment's versions in: by revision, ties broken by id,
- * each version after its predecessor (see `Memory.rebuild`). A version whose predecessor is
- * missing (it cannot be, but a copy may be damaged) is still served, at the end.
+ * The order the rebuild adds an environment's versions in: by revision, ties broken by id, each
+ * version after its predecessor, the first kept of each item (`firstKept`) after none. Cluster
+ * instances of earlier releases numbered revisions each on its own, so two stored versions may
+ * share one, and an item's next version may carry a lower one than the version before it; this
+ * order is the same on every instance. A version whose predecessor is missing (it cannot be, but
+ * a copy may be damaged) is still served, at the end.
  */
-function rebuildOrder(items: MemoryItem[]): MemoryItem[] {
+function rebuildOrder(items: MemoryItem[], firstKept: (id: string) => number): MemoryItem[] {
   const placed = new Map<string, number>();
   const waiting = new Map<string, MemoryItem>();
   const order: MemoryItem[] = [];
@@ -100,7 +103,7 @@ function rebuildOrder(items: MemoryItem[]): MemoryItem[] {
   };
   items.sort((a, b) => a.revision - b.revision || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.version - b.version));
   for (const item of items) {
-    if (item.version !== (placed.get(item.id) ?? 0) + 1) {
+    if (item.version !== (placed.get(item.id) ?? firstKept(item.id) - 1) + 1) {
       waiting.set(`${item.id}\u0000${item.version}`, item);
       continue;
     }
@@ -320,31 +323,50 @@ export class Memory {
    * Reloads the versions retention keeps from LMDB, in revision order, with the vectors of the
    * current model: every item's, but of the decisions only the newest `retainDecisions` (by
    * their latest version), and no version superseded before the horizon that leaves (see
-   * `MemorySpace.compaction`). Revisions are numbered over every version, held or not.
-   *
-   * Cluster instances of earlier releases numbered revisions each on its own, so two stored
-   * versions may share one, and an item's next version may carry a lower one than the version
-   * before it: each version is placed only after its predecessor, ties broken by id, so every
-   * instance rebuilds alike.
+   * `MemorySpace.compaction`). Two passes over what is stored, so that only what is kept is ever
+   * held at once (LMDB keeps every decision ever recorded): the first finds each environment's
+   * horizon from the latest revision of every decision item (8 bytes each), the second keeps
+   * what is newer.
    */
   private rebuild(): MemoryStats {
     const started = performance.now();
-    const byEnv: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
-    for (const item of this.items.all()) byEnv[item.env].push(item);
+    const latestDecisions: Record<Env, number[]> = { sandbox: [], production: [] };
+    for (const versions of this.storedItems()) {
+      const last = versions.at(-1)!;
+      if (last.namespace === DECISIONS_NAMESPACE) latestDecisions[last.env].push(last.revision);
+    }
+    const horizons = { sandbox: 0, production: 0 };
+    for (const env of ENVS) {
+      const latest = Float64Array.from(latestDecisions[env]).sort();
+      latestDecisions[env] = [];
+      if (latest.length > this.retainDecisions) horizons[env] = latest[latest.length - this.retainDecisions]!;
+    }
+    const kept: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
+    /** Of each item kept, its oldest version kept. */
+    const firstKept = new Map<string, number>();
+    const dropped: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
+    for (const versions of this.storedItems()) {
+      const last = versions.at(-1)!;
+      const horizon = horizons[last.env];
+      if (last.namespace === DECISIONS_NAMESPACE && last.revision < horizon) {
+        dropped[last.env].push(last);
+        if (dropped[last.env].length >= 4096) this.evicted.record(last.env, dropped[last.env].splice(0), true);
+        continue;
+      }
+      const held = versions.filter((_, i) => i === versions.length - 1 || versions[i + 1]!.revision > horizon);
+      firstKept.set(`${last.env}\0${last.id}`, held[0]!.version);
+      kept[last.env].push(...held);
+    }
     let count = 0;
     let vectorTrainingMs = 0;
     for (const env of ENVS) {
+      this.evicted.record(env, dropped[env], true);
       const space = this.spaces[env];
-      const order = rebuildOrder(byEnv[env]);
-      byEnv[env] = [];
-      const keep = this.retained(env, order);
-      space.horizon = keep.horizon;
+      space.horizon = horizons[env];
+      const order = rebuildOrder(kept[env], (id) => firstKept.get(`${env}\0${id}`)!);
+      kept[env] = [];
       space.vectors.bulkLoad(() => {
-        for (const [position, item] of order.entries()) {
-          if (!keep.held[position]) {
-            space.skip();
-            continue;
-          }
+        for (const item of order) {
           const vector = this.vectorToIndex(item, this.storedVector(item));
           space.add(item, vector);
           if (!vector && !item.tombstone) this.backfill.enqueue(item);
@@ -356,29 +378,18 @@ export class Memory {
     return { items: count, rebuildMs: performance.now() - started, vectorTrainingMs };
   }
 
-  /**
-   * Which versions of `order` (an environment's, as `rebuildOrder` places them) the rebuild
-   * holds, and the horizon that leaves; indexes the keys of the decision items left out first.
-   */
-  private retained(env: Env, order: readonly MemoryItem[]): { held: boolean[]; horizon: number } {
-    const last = new Map<string, number>();
-    for (const [position, item] of order.entries()) last.set(item.id, position);
-    const decisions = [...last].filter(([, position]) => order[position]!.namespace === DECISIONS_NAMESPACE).map(([, position]) => position);
-    const held = order.map(() => true);
-    if (decisions.length <= this.retainDecisions) return { held, horizon: 0 };
-    decisions.sort((a, b) => b - a);
-    const cut = decisions[this.retainDecisions - 1]!;
-    const horizon = cut + 1;
-    const superseded = new Map<string, number>();
-    for (let position = order.length - 1; position >= 0; position--) {
-      const item = order[position]!;
-      const next = superseded.get(item.id);
-      superseded.set(item.id, position);
-      const droppedDecision = item.namespace === DECISIONS_NAMESPACE && last.get(item.id)! < cut;
-      if (droppedDecision || (next !== undefined && next + 1 <= horizon)) held[position] = false;
+  /** Every stored item's versions, oldest first, item by item (LMDB's key order: environment, id, version). */
+  private *storedItems(): Generator<MemoryItem[]> {
+    let versions: MemoryItem[] = [];
+    for (const item of this.items.all()) {
+      const previous = versions[0];
+      if (previous && (previous.id !== item.id || previous.env !== item.env)) {
+        yield versions;
+        versions = [];
+      }
+      versions.push(item);
     }
-    this.evicted.record(env, decisions.filter((position) => position < cut).map((position) => order[position]!), true);
-    return { held, horizon };
+    if (versions.length > 0) yield versions;
   }
 
   space(env: Env): MemorySpace {

@@ -107,12 +107,15 @@ export class MemorySpace {
   }
 
   /**
-   * Adds `item` as the next revision (`revision + 1`, which is `item.revision`: versions are
-   * added as they commit, in the order their revisions were given, on every instance).
+   * Adds `item` at its revision: versions are added as they commit, in the order their revisions
+   * were given, on every instance (and at start in that order, less what retention leaves out).
+   * Revisions only go up: one numbered out of order by an earlier release's cluster instance is
+   * held at the next revision instead.
    */
   add(item: MemoryItem, vector: Float32Array | null): number {
     this.compacting?.arrivals.push(item);
-    const doc = this.hold(item, ++this.written, Date.parse(item.createdAt), item.links);
+    this.written = Math.max(item.revision, this.written + 1);
+    const doc = this.hold(item, this.written, Date.parse(item.createdAt), item.links);
     if (this.byId.get(item.id)!.length === 1) {
       this.byKey.set(`${item.namespace}\0${item.key}`, item.id);
       this.listItem(item.id, item.namespace, this.written);
@@ -120,11 +123,6 @@ export class MemorySpace {
     if (!item.tombstone) this.lexical.add(doc, lexicalTokens(item.text));
     if (vector) this.vectors.set(doc, vector);
     return doc;
-  }
-
-  /** Counts a revision that is not held: the rebuild at start passes over what retention leaves out. */
-  skip(): void {
-    this.written++;
   }
 
   /** Stores (or replaces) the vector of document `doc`. */
