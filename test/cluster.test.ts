@@ -528,3 +528,33 @@ t.test('with the built-in model every instance works out the vectors of what it 
   t.ok(semantic > 0, "B finds A's decision by its vector");
   for (const server of [a, b]) t.equal([...server.server.services.store.database(VECTORS_DATABASE).getKeys({})].length, 0, 'no vector is stored, nor replicated');
 });
+
+t.test('retention: each instance drops the oldest decisions from memory, and an approval on B of one both dropped is the next version of the same item on both', async (t) => {
+  const { a, b, creator, approverB } = await pair(t, { memoryDecisions: 2 });
+  const memoryOf = (server: TestServer) => server.server.services.memory;
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push((await create(i % 2 ? b : a, creator.key, gate(80 + i))).json.id);
+  const settled = async () => {
+    await Promise.all([a, b].map((server) => memoryOf(server).written()));
+    const applied = () => [a, b].map(({ server }) => server.services.store.applied);
+    for (let i = 0; i < 500 && applied()[0] !== applied()[1]; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all([a, b].map((server) => memoryOf(server).settled()));
+  };
+  await settled();
+  const firstItem = memoryOf(a).idForKey('sandbox', 'decisions', ids[0]!)!;
+  t.ok(firstItem, "the first decision's item");
+  t.equal(memoryOf(b).idForKey('sandbox', 'decisions', ids[0]!), firstItem, 'B finds it by its key too');
+  for (const [name, server] of [['A', a], ['B', b]] as const) {
+    const space = memoryOf(server).space('sandbox');
+    t.ok(space.decisions <= 6, `${name} holds ${space.decisions} of 10 decisions`);
+    t.notOk(space.holds(firstItem), `${name} dropped the first`);
+  }
+  const approved = await call(b.url, 'POST', `/v1/decisions/${ids[0]}/approve`, { key: approverB.key, body: { comment: 'late' } });
+  t.equal(approved.status, 200, approved.text);
+  await settled();
+  for (const [name, server] of [['A', a], ['B', b]] as const) {
+    const versions = memoryOf(server).versions('sandbox', firstItem).map((item) => [item.version, item.attributes.status]);
+    t.same(versions, [[1, 'created'], [2, 'approved']], `${name}: the approval is version 2 of the same item`);
+    t.ok(memoryOf(server).space('sandbox').holds(firstItem), `${name} holds it again`);
+  }
+});
