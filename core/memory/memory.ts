@@ -78,6 +78,8 @@ export const COMPACT_AT = 3;
 
 /** The longest a step of a compaction holds the event loop, in ms. */
 const COMPACTION_SLICE_MS = 4;
+/** How long after a failed compaction the next is tried. */
+const COMPACTION_RETRY_MS = 60_000;
 
 /**
  * How long an instance waits for another instance's vector of a version it learned (see
@@ -187,6 +189,8 @@ export class Memory {
   /** Replaced whole when a compaction finishes (`compact`), so every reader looks its space up per call. */
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly compactions: Record<Env, Promise<void> | null> = { sandbox: null, production: null };
+  /** After a compaction failed (the disk full, say), when to try again. */
+  private readonly compactAfter: Record<Env, number> = { sandbox: 0, production: 0 };
   private readonly compactedListeners: Array<(env: Env) => void> = [];
   private readonly evicted: EvictedItems;
   private readonly backfill: VectorBackfill;
@@ -282,7 +286,7 @@ export class Memory {
    * a version to it instead of starting another.
    */
   private compact(env: Env): void {
-    if (this.compactions[env]) return;
+    if (this.compactions[env] || Date.now() < this.compactAfter[env]) return;
     const started = performance.now();
     const space = this.spaces[env];
     const evicted: HeldVersion[] = [];
@@ -310,7 +314,10 @@ export class Memory {
           }
           setImmediate(slice);
         } catch (error) {
-          log.error({ err: error, env }, 'compacting memory failed; it holds every decision until the next attempt');
+          // Ends the steps, so the space stops logging what arrives for a compaction gone.
+          steps.return(null);
+          this.compactAfter[env] = Date.now() + COMPACTION_RETRY_MS;
+          log.error({ err: error, env, retryInMs: COMPACTION_RETRY_MS }, 'compacting memory failed; it holds every decision until the next attempt');
           this.compactions[env] = null;
           resolve();
         }
