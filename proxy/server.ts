@@ -76,7 +76,7 @@ export interface ServerConfig {
   auditCheckpoints?: Partial<CheckpointSchedule>;
   /** Embeds memory for semantic search; the offline word-vector model when unset. */
   embedder?: Embedder;
-  /** Decision items memory holds per environment, the newest (core/memory/memory.ts DEFAULT_RETAINED_DECISIONS). */
+  /** Decision items memory holds per environment, the newest (core/memory/retention.ts DEFAULT_RETAINED_DECISIONS). */
   memoryDecisions?: number;
   /** How long `close` waits for in-flight requests before closing connections anyway. */
   drainTimeoutMs?: number;

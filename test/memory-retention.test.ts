@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { normalise, type Embedder } from '../core/memory/embedder.ts';
 import type { MemoryItem } from '../core/memory/item.ts';
-import { COMPACT_AT, Memory } from '../core/memory/memory.ts';
+import { Memory } from '../core/memory/memory.ts';
+import { COMPACT_AT } from '../core/memory/retention.ts';
 import { MemorySpace } from '../core/memory/space.ts';
 import { Store } from '../core/store.ts';
 import { bundledEngine } from './helpers/policies.ts';

@@ -13,7 +13,7 @@ import { ListenError } from '../../proxy/http/listen-error.ts';
 import { DEFAULTS, startServer, type RunningServer } from '../../proxy/server.ts';
 import { JwtIdentities } from '../../core/jwt-identities.ts';
 import { httpEmbedderFromEnv, type HttpEmbedder } from '../../core/memory/http-embedder.ts';
-import { COMPACT_AT, DEFAULT_RETAINED_DECISIONS } from '../../core/memory/memory.ts';
+import { COMPACT_AT, DEFAULT_RETAINED_DECISIONS } from '../../core/memory/retention.ts';
 import { DEFAULT_SKEW_SECONDS } from '../../core/signatures/request-verifier.ts';
 import { isSignatureMode, SIGNATURE_MODES, type SignatureMode } from '../../core/signatures/requirement.ts';
 import type { RetentionPolicy } from '../../core/events/event-log.ts';

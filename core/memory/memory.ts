@@ -8,9 +8,9 @@ import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
 import { ITEMS_DATABASE, MemoryItemStore, VECTORS_DATABASE, vectorOf, type StoredVector } from './item-store.ts';
-import { DECISIONS_NAMESPACE, lexicalTokens, MemorySpace, type HeldVersion } from './space.ts';
+import { lexicalTokens, MemorySpace, type HeldVersion } from './space.ts';
 import { NOTHING_WRITTEN, withWrite, writtenAtKey, writtenOfItem, type PendingWrites } from './transaction-writes.ts';
-import { EvictedItems } from './evicted-items.ts';
+import { Retention } from './retention.ts';
 import { VectorBackfill, type VectorSink } from './vector-backfill.ts';
 import { VECTOR_INDEX_DEFAULTS, type VectorIndexOptions } from './vector-index.ts';
 
@@ -58,28 +58,6 @@ export interface MemoryListPage {
 }
 
 export const LIST_LIMITS = { defaultLimit: 50, maxLimit: 200 };
-
-/**
- * Decision items memory holds per environment at least unless configured (`retainDecisions`);
- * up to `COMPACT_AT` times as many between two compactions. At about 1,700 bytes of heap each
- * (docs/memory.md), 85 MB at least, 255 MB at most, and 340 MB while a compaction builds the
- * space that replaces the old.
- */
-export const DEFAULT_RETAINED_DECISIONS = 50_000;
-
-/**
- * How far the decision items held may grow past the number retained before a compaction drops
- * the oldest. A compaction copies what it keeps, so it copies 1 / (COMPACT_AT - 1) documents per
- * decision recorded: at 1.5 (two each) it cost 16% more CPU per decision at the decisions bench's
- * maximum; at 3, compacting and indexing the dropped keys take about 5 µs of a decision's ~200
- * (CPU profiles of that load, compacting and not: docs/memory.md).
- */
-export const COMPACT_AT = 3;
-
-/** The longest a step of a compaction holds the event loop, in ms. */
-const COMPACTION_SLICE_MS = 4;
-/** How long after a failed compaction the next is tried. */
-const COMPACTION_RETRY_MS = 60_000;
 
 /**
  * How long an instance waits for another instance's vector of a version it learned (see
@@ -177,22 +155,17 @@ export interface MemoryStats {
 export interface MemoryOptions {
   /** Tunes when vector search turns approximate (tests force it on small memories). */
   vectors?: VectorIndexOptions;
-  /** Decision items held per environment (DEFAULT_RETAINED_DECISIONS); older ones leave the query side. */
+  /** Decision items held per environment (core/memory/retention.ts DEFAULT_RETAINED_DECISIONS); older ones leave the query side. */
   retainDecisions?: number;
 }
 
 export class Memory {
   readonly items: MemoryItemStore;
   readonly stats: MemoryStats;
-  /** Decision items held per environment: the newest, as retention keeps them. */
-  readonly retainDecisions: number;
+  /** What the query side holds of what is stored (docs/memory.md, Retention). */
+  readonly retention: Retention;
   /** Replaced whole when a compaction finishes (`compact`), so every reader looks its space up per call. */
   private readonly spaces: Record<Env, MemorySpace>;
-  private readonly compactions: Record<Env, Promise<void> | null> = { sandbox: null, production: null };
-  /** After a compaction failed (the disk full, say), when to try again. */
-  private readonly compactAfter: Record<Env, number> = { sandbox: 0, production: 0 };
-  private readonly compactedListeners: Array<(env: Env) => void> = [];
-  private readonly evicted: EvictedItems;
   private readonly backfill: VectorBackfill;
   /** An in-process model's synchronous form: its vectors are worked out again, never stored (see `Embedder.embedNow`). */
   private readonly computeVector: ((text: string) => Float32Array) | null;
@@ -207,9 +180,7 @@ export class Memory {
     options: MemoryOptions = {},
   ) {
     this.items = new MemoryItemStore(store);
-    this.retainDecisions = options.retainDecisions ?? DEFAULT_RETAINED_DECISIONS;
-    if (!Number.isSafeInteger(this.retainDecisions) || this.retainDecisions < 1) throw new Error(`memory's retained decisions must be a whole number from 1, got ${this.retainDecisions}`);
-    this.evicted = new EvictedItems(store);
+    this.retention = new Retention(store, options.retainDecisions);
     this.pending = store.transactionValue(
       () => NOTHING_WRITTEN,
       () => {},
@@ -271,103 +242,22 @@ export class Memory {
     const indexed = this.vectorToIndex(item, vector);
     space.add(item, indexed);
     for (const listener of this.committedListeners) listener(item);
-    if (space.decisions > this.retainDecisions * COMPACT_AT) this.compact(item.env);
+    this.retention.afterAdd(item.env, space, (next) => (this.spaces[item.env] = next));
     if (indexed || item.tombstone) return;
     if (graceMs > 0) this.backfill.enqueueUnlessArrived(item, graceMs);
     else this.backfill.enqueue(item);
   }
 
   /**
-   * Drops the oldest decision items from `env`'s query side, down to the newest `retainDecisions`
-   * (with the versions only visible before the new horizon), in slices between other work: the
-   * compacted space is built while the current one goes on serving and taking versions, then
-   * takes over in one turn (core/memory/space.ts). The keys of the items dropped are indexed in
-   * LMDB first, so a decision recorded again (approved months later, say) finds its item and adds
-   * a version to it instead of starting another.
-   */
-  private compact(env: Env): void {
-    if (this.compactions[env] || Date.now() < this.compactAfter[env]) return;
-    const started = performance.now();
-    const space = this.spaces[env];
-    const evicted: HeldVersion[] = [];
-    const steps = space.compaction(this.retainDecisions, (version) => evicted.push(version));
-    this.compactions[env] = new Promise<void>((resolve) => {
-      let busyMs = 0;
-      const slice = () => {
-        try {
-          const start = performance.now();
-          let step: IteratorResult<void, MemorySpace | null>;
-          do {
-            // The keys go to LMDB between steps, so before the last one, which swaps the spaces.
-            if (evicted.length > 0) this.evicted.record(env, evicted.splice(0));
-            step = steps.next();
-          } while (!step.done && performance.now() - start < COMPACTION_SLICE_MS);
-          busyMs += performance.now() - start;
-          if (step.done) {
-            if (step.value) this.spaces[env] = step.value;
-            this.compactions[env] = null;
-            resolve();
-            if (!step.value) return;
-            log.info({ env, decisions: step.value.decisions, versions: step.value.size, horizon: step.value.horizon, busyMs: Math.round(busyMs), tookMs: Math.round(performance.now() - started) }, 'memory dropped its oldest decisions');
-            for (const listener of this.compactedListeners) listener(env);
-            return;
-          }
-          setImmediate(slice);
-        } catch (error) {
-          // Ends the steps, so the space stops logging what arrives for a compaction gone.
-          steps.return(null);
-          this.compactAfter[env] = Date.now() + COMPACTION_RETRY_MS;
-          log.error({ err: error, env, retryInMs: COMPACTION_RETRY_MS }, 'compacting memory failed; it holds every decision until the next attempt');
-          this.compactions[env] = null;
-          resolve();
-        }
-      };
-      setImmediate(slice);
-    });
-  }
-
-  /**
-   * Reloads the versions retention keeps from LMDB, in revision order, with the vectors of the
-   * current model: every item's, but of the decisions only the newest `retainDecisions` (by
-   * their latest version), and no version superseded before the horizon that leaves (see
-   * `MemorySpace.compaction`). Two passes over what is stored, so that only what is kept is ever
-   * held at once (LMDB keeps every decision ever recorded): the first finds each environment's
-   * horizon from the latest revision of every decision item (8 bytes each), the second keeps
-   * what is newer.
+   * Reloads the versions retention keeps from LMDB (`Retention.atStart`), in revision order,
+   * with the vectors of the current model.
    */
   private rebuild(): MemoryStats {
     const started = performance.now();
-    const latestDecisions: Record<Env, number[]> = { sandbox: [], production: [] };
-    for (const versions of this.storedItems()) {
-      const last = versions.at(-1)!;
-      if (last.namespace === DECISIONS_NAMESPACE) latestDecisions[last.env].push(last.revision);
-    }
-    const horizons = { sandbox: 0, production: 0 };
-    for (const env of ENVS) {
-      const latest = Float64Array.from(latestDecisions[env]).sort();
-      latestDecisions[env] = [];
-      if (latest.length > this.retainDecisions) horizons[env] = latest[latest.length - this.retainDecisions]!;
-    }
-    const kept: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
-    /** Of each item kept, its oldest version kept. */
-    const firstKept = new Map<string, number>();
-    const dropped: Record<Env, MemoryItem[]> = { sandbox: [], production: [] };
-    for (const versions of this.storedItems()) {
-      const last = versions.at(-1)!;
-      const horizon = horizons[last.env];
-      if (last.namespace === DECISIONS_NAMESPACE && last.revision < horizon) {
-        dropped[last.env].push(last);
-        if (dropped[last.env].length >= 4096) this.evicted.record(last.env, dropped[last.env].splice(0), true);
-        continue;
-      }
-      const held = versions.filter((_, i) => i === versions.length - 1 || versions[i + 1]!.revision > horizon);
-      firstKept.set(`${last.env}\0${last.id}`, held[0]!.version);
-      kept[last.env].push(...held);
-    }
+    const { horizons, kept, firstKept } = this.retention.atStart(() => this.storedItems());
     let count = 0;
     let vectorTrainingMs = 0;
     for (const env of ENVS) {
-      this.evicted.record(env, dropped[env], true);
       const space = this.spaces[env];
       space.horizon = horizons[env];
       const order = rebuildOrder(kept[env], (id) => firstKept.get(`${env}\0${id}`)!);
@@ -496,7 +386,7 @@ export class Memory {
     const space = this.spaces[env];
     const held = writtenOfItem(this.pending.get(), env, id) ?? space.latest(id);
     // An item retention dropped is still stored: its next version follows its last.
-    return held ?? (this.evicted.mayBeDropped(env, id) ? this.items.latest(env, id) : undefined);
+    return held ?? (this.retention.dropped.mayBeDropped(env, id) ? this.items.latest(env, id) : undefined);
   }
 
   /** Refuses (404) an item that does not exist and (409) one already deleted: before deleting, and again inside the transaction. */
@@ -527,7 +417,7 @@ export class Memory {
     if (at.asOf !== undefined) {
       const space = this.spaces[env];
       const revision = this.revisionFor(space, at.asOf);
-      if (!space.holds(id) && this.evicted.mayBeDropped(env, id)) {
+      if (!space.holds(id) && this.retention.dropped.mayBeDropped(env, id)) {
         // Dropped by retention: its versions in LMDB say which was current then.
         item = this.items.versions(env, id).filter((version) => version.revision <= revision).at(-1);
       } else {
@@ -553,7 +443,7 @@ export class Memory {
   idForKey(env: Env, namespace: string, key: string): string | undefined {
     const space = this.spaces[env];
     const held = writtenAtKey(this.pending.get(), env, namespace, key)?.id ?? space.idForKey(namespace, key);
-    return held ?? this.evicted.idForKey(env, namespace, key);
+    return held ?? this.retention.dropped.idForKey(env, namespace, key);
   }
 
   /** The id of the item `ref` names — its id, or `namespace:key` — if it was ever written. */
@@ -723,7 +613,7 @@ export class Memory {
       revision = space.revisionAt(time);
     }
     if (revision < space.horizon) {
-      throw new GatehouseError('invalid_request', `asOf ${text} is before memory's retention horizon (revision ${space.horizon}): memory holds the newest ${this.retainDecisions} decisions, and what was visible only before them is no longer held (docs/memory.md)`, { horizon: space.horizon });
+      throw new GatehouseError('invalid_request', `asOf ${text} is before memory's retention horizon (revision ${space.horizon}): memory holds the newest ${this.retention.retain} decisions, and what was visible only before them is no longer held (docs/memory.md)`, { horizon: space.horizon });
     }
     return revision;
   }
@@ -756,7 +646,7 @@ export class Memory {
 
   /** Calls `listener` after a compaction replaced `env`'s space (holders of item ids drop the ones it let go). */
   onCompacted(listener: (env: Env) => void): void {
-    this.compactedListeners.push(listener);
+    this.retention.onCompacted(listener);
   }
 
   /** Whether `env`'s query side holds item `id`: retention drops the oldest decisions' items. */
@@ -768,18 +658,14 @@ export class Memory {
   async settled(): Promise<void> {
     await this.written();
     await this.backfill.idle();
-    await this.compacted();
+    await this.retention.idle();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
   }
 
   async close(): Promise<void> {
     await this.written();
     await this.backfill.stop();
-    await this.compacted();
+    await this.retention.idle();
     for (const env of ENVS) await this.spaces[env].vectors.settled();
-  }
-
-  private async compacted(): Promise<void> {
-    for (const env of ENVS) while (this.compactions[env]) await this.compactions[env];
   }
 }
