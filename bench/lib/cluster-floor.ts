@@ -19,8 +19,14 @@
  * entry, about a third of Gatehouse's), idempotency claims, the policy census, publish retries
  * and deadlines, and recovery of a stalled consumer.
  *
+ * Mode `apply-order` (the fifth argument; `cas` by default) is the other design the order can
+ * take: a batch is published once, with no expected last sequence, so no publish is ever refused
+ * or made again; every process links the audit chain as it applies the stream in order, its own
+ * commits included (their decisions it stored when the publish was acknowledged). Cluster mode
+ * does not work this way: this measures what it would gain (docs/cluster.md).
+ *
  * Run as a child process: `node --import=./scripts/register-typescript.js bench/lib/cluster-floor.ts
- * <workDir> <nats URLs> <stream> <node>`; it prints `listening on <url> <authorization>`.
+ * <workDir> <nats URLs> <stream> <node> [cas|apply-order]`; it prints `listening on <url> <authorization>`.
  */
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
@@ -31,11 +37,16 @@ import { pack, unpack } from 'msgpackr';
 import { listenUws } from './baseline-servers.ts';
 import { COMMIT_NOW, floorApp, floorDecider, GENESIS, linkEntries, loadFloorPolicy, sha256Hex, type FloorTail, type Pending, type Principal } from './governed-floor.ts';
 
-/** A commit as published: [decision id, record, stored audit entry] per decision. */
+/**
+ * A commit as published: [decision id, record, audit entry] per decision, the entry as stored
+ * (`cas`) or its head, which the applying process chains (`apply-order`, with the publisher's node).
+ */
 type Commit = Array<[string, Uint8Array, string]>;
 
-const [workDir, urls, stream, node] = process.argv.slice(2);
-if (!workDir || !urls || !stream || !node) throw new Error('usage: cluster-floor.ts <workDir> <nats URLs> <stream> <node>');
+const [workDir, urls, stream, node, mode = 'cas'] = process.argv.slice(2);
+if (!workDir || !urls || !stream || !node || (mode !== 'cas' && mode !== 'apply-order')) {
+  throw new Error('usage: cluster-floor.ts <workDir> <nats URLs> <stream> <node> [cas|apply-order]');
+}
 const dir = mkdtempSync(path.join(workDir, `cluster-floor-${node}-`));
 const { policy, moduleHash, checkBody } = await loadFloorPolicy(dir);
 const root = open({ path: path.join(dir, 'floor.mdb'), maxDbs: 2, noSync: true });
@@ -71,16 +82,45 @@ function store(commit: Commit, streamSeq: number, next: FloorTail): void {
   if (waiting && applied >= waiting.seq) waiting.resolve();
 }
 
-// Applies every commit in the stream's order; this process's own are applied on their acknowledgement.
+/** `apply-order`: chains a commit's entries behind the tail and stores them (with the decisions of another process's). */
+function chainAndStore(from: string, heads: Commit, streamSeq: number): void {
+  root.transactionSync(() => {
+    let { seq, hash } = tail;
+    for (const [id, decision, head] of heads) {
+      const entry = `${head},"seq":${++seq},"status":200}`;
+      const prevHash = hash;
+      hash = sha256Hex(prevHash + entry);
+      audit.putSync(seq, `{"entry":${entry},"hash":"${hash}","prevHash":"${prevHash}"}`);
+      if (from !== node) decisions.putSync(id, decision);
+    }
+    tail = { seq, hash };
+  }, COMMIT_NOW);
+  applied = streamSeq;
+}
+
+// Applies every commit in the stream's order; with `cas`, this process's own are applied on their acknowledgement.
 void (async () => {
   const consumer = await js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: 1 });
   for await (const message of await consumer.consume()) {
     if (message.seq <= applied) continue;
+    if (mode === 'apply-order') {
+      const [from, heads] = unpack(message.data) as [string, Commit];
+      chainAndStore(from, heads, message.seq);
+      continue;
+    }
     const commit = unpack(message.data) as Commit;
     const last = commit.at(-1);
     store(commit, message.seq, last ? { seq: tail.seq + commit.length, hash: (JSON.parse(last[2]) as { hash: string }).hash } : tail);
   }
 })();
+
+/** `apply-order`: publishes the batch once, stores its decisions on the acknowledgement; the consumer chains its audit entries. */
+async function publishInApplyOrder(batch: readonly Pending[]): Promise<void> {
+  await js.publish(subject, pack([node, batch.map((pending) => [pending.decisionId, pending.decision, pending.entryHead])]));
+  root.transactionSync(() => {
+    for (const pending of batch) decisions.putSync(pending.decisionId, pending.decision);
+  }, COMMIT_NOW);
+}
 
 let queue: Pending[] = [];
 let inFlight = false;
@@ -89,7 +129,8 @@ async function commitQueued(): Promise<void> {
   queue = [];
   inFlight = true;
   try {
-    for (;;) {
+    if (mode === 'apply-order') await publishInApplyOrder(batch);
+    else for (;;) {
       const base = applied;
       const linked = linkEntries(tail, batch);
       try {
@@ -109,14 +150,15 @@ async function commitQueued(): Promise<void> {
     for (const pending of batch) pending.answer('503 Service Unavailable', JSON.stringify({ detail: String(error) }));
   } finally {
     inFlight = false;
-    if (queue.length) setImmediate(() => void commitQueued());
+    if (mode === 'cas' && queue.length) setImmediate(() => void commitQueued());
   }
 }
 
 let lastId = 0;
 const decide = floorDecider(policy, moduleHash, () => `${Date.now().toString(36)}${node}${(++lastId).toString(36).padStart(6, '0')}`, (pending) => {
   queue.push(pending);
-  if (!inFlight && queue.length === 1) setImmediate(() => void commitQueued());
+  // `cas` keeps one batch in flight (the next must chain behind it); `apply-order` publishes each turn's at once.
+  if ((mode === 'apply-order' || !inFlight) && queue.length === 1) setImmediate(() => void commitQueued());
 });
 const app = floorApp(keys, checkBody, decide);
 // The cluster scenario counts the decisions answered from the counter Gatehouse exposes.

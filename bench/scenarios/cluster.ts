@@ -8,6 +8,9 @@
  * - `floor-cluster-2`: the lean clustered floor (bench/lib/cluster-floor.ts), two processes doing
  *   the governed work and the compare-and-set replication with the least code: what the machine
  *   and NATS allow, against which cluster-2 is judged (`p99RatioFloor`, `cpuPerRequestRatioFloor`);
+ * - `floor-cluster-2-apply-order`: the same floor publishing each batch once, without
+ *   compare-and-set, its audit chain linked as each process applies the stream: what that other
+ *   design of the order would allow (docs/cluster.md);
  *
  * all beside one local 3-server NATS JetStream cluster (test/helpers/nats-cluster.ts; the stream
  * has 3 replicas). Each instance is `gatehouse serve` in a child process of its own
@@ -102,7 +105,7 @@ const REGISTER = fileURLToPath(new URL('../../scripts/register-typescript.js', i
  * The lean clustered floor (bench/lib/cluster-floor.ts): `count` processes replicating through
  * one stream of the run's NATS cluster, pinned like Gatehouse's instances; the key they share.
  */
-async function deployFloor(name: string, count: number, nats: NatsCluster, options: ScenarioOptions, pin: boolean): Promise<Deployment> {
+async function deployFloor(name: string, count: number, nats: NatsCluster, options: ScenarioOptions, pin: boolean, mode: 'cas' | 'apply-order'): Promise<Deployment> {
   const stream = `${name.replace(/[^A-Za-z0-9_-]/g, '_').toUpperCase()}_COMMITS`;
   const instances: GatehouseProcess[] = [];
   let authorization = '';
@@ -110,7 +113,7 @@ async function deployFloor(name: string, count: number, nats: NatsCluster, optio
     for (let i = 0; i < count; i++) {
       options.progress(`${name}: starting floor process ${i + 1} of ${count}`);
       const core = pin ? i % availableParallelism() : null;
-      const argv = [process.execPath, `--import=${REGISTER}`, FLOOR, options.workDir, nats.urls.join(','), stream, `n${i + 1}`];
+      const argv = [process.execPath, `--import=${REGISTER}`, FLOOR, options.workDir, nats.urls.join(','), stream, `n${i + 1}`, mode];
       const started = await startListeningProcess(name, argv, {}, path.join(options.workDir, `${name}-${i + 1}.log`), core);
       authorization = /listening on \S+ (Bearer \S+)/.exec(started.output())![1]!;
       instances.push({ url: started.url, pid: started.pid, core, stop: started.stop });
@@ -343,8 +346,15 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   options.progress('starting a 3-server NATS JetStream cluster');
   const nats = await startNatsCluster({ size: 3, dir: path.join(options.workDir, 'nats'), readyTimeoutMs: NATS_READY_TIMEOUT_MS });
   try {
-    for (const [name, count, clustered] of [['single-node', 1, false], ['floor-cluster-2', 2, 'floor'], ['cluster-1', 1, true], ['cluster-2', 2, true]] as const) {
-      const deployment = clustered === 'floor' ? await deployFloor(name, count, nats, options, pin) : await deploy(name, count, clustered ? nats : null, options, pin);
+    const targets = [
+      ['single-node', 1, false],
+      ['floor-cluster-2', 2, 'cas'],
+      ['floor-cluster-2-apply-order', 2, 'apply-order'],
+      ['cluster-1', 1, true],
+      ['cluster-2', 2, true],
+    ] as const;
+    for (const [name, count, clustered] of targets) {
+      const deployment = typeof clustered === 'string' ? await deployFloor(name, count, nats, options, pin, clustered) : await deploy(name, count, clustered ? nats : null, options, pin);
       try {
         await measure(deployment, clustered ? nats : null, rates, options, series, metrics);
         if (clustered === true && count === 2) notes.push(...(await measureFailover(gatehouseFailover(deployment, options), nats, options, metrics)));
