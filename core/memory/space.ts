@@ -351,7 +351,7 @@ export class MemorySpace {
       // dropped between two steps, before the last.
       yield;
       const next = new MemorySpace(this.dimensions, this.vectorOptions);
-      const horizon = this.revisions.get(cut);
+      const horizon = Math.max(this.horizon, this.revisions.get(cut));
       next.horizon = horizon;
       next.written = written;
       // The columns. A version kept is the same object (its links are shared already), and the
