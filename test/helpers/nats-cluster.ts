@@ -195,6 +195,8 @@ function clusterOf(dir: string, specs: ServerSpec[], options: NatsClusterOptions
   const ready = async (): Promise<void> => {
     // Fixed at first sight, so that a replica can catch up with a stream that keeps growing.
     const targets = new Map<string, number>();
+    /** What the last look found unsettled, for the timeout's message. */
+    let waitingOn = '';
     await waitFor(`the NATS cluster in ${dir} to be ready`, readyTimeoutMs, async () => {
       const live = specs.filter((spec) => wanted.has(spec) && processState(spec) !== 'stopped');
       for (const spec of live) {
@@ -203,9 +205,10 @@ function clusterOf(dir: string, specs: ServerSpec[], options: NatsClusterOptions
         if (processState(spec) === 'gone') throw new Error(`${spec.name} exited\n${logTail(spec)}`);
       }
       const reports = await Promise.all(live.map((spec) => probe(spec, single)));
-      if (!reports.every((report) => report.healthy)) return false;
-      return single || groupsSettled(reports, targets);
-    }, () => specs.map(logTail).join('\n'));
+      const unhealthy = reports.filter((report) => !report.healthy).map((report) => report.name);
+      waitingOn = unhealthy.length > 0 ? `unhealthy: ${unhealthy.join(', ')}` : single ? '' : (groupsSettled(reports, targets) ?? '');
+      return waitingOn === '';
+    }, () => `waiting on ${waitingOn}\n${specs.map(logTail).join('\n')}`);
   };
 
   const spawnServer = (spec: ServerSpec): void => {
@@ -302,21 +305,23 @@ async function distinctFreePorts(count: number): Promise<number[]> {
  * other member among them current and, for a stream, holding at least `targets`' sequence (set
  * from the leader's the first time it is seen). Members not reporting (down) are not waited for.
  */
-function groupsSettled(reports: NatsServerStatus[], targets: Map<string, number>): boolean {
+function groupsSettled(reports: NatsServerStatus[], targets: Map<string, number>): string | null {
   const names = new Set(reports.flatMap((report) => report.groups.map((view) => view.group)));
-  return [...names].every((name) => {
+  for (const name of names) {
     const viewOf = (report: NatsServerStatus) => report.groups.find((view) => view.group === name);
     const leader = reports.find((report) => viewOf(report)?.leader === report.name);
-    if (!leader) return false;
+    if (!leader) return `${name}: no leader`;
     const leaderView = viewOf(leader)!;
     if (leaderView.lastSeq !== null && !targets.has(name)) targets.set(name, leaderView.lastSeq);
     const target = targets.get(name) ?? null;
     const members = reports.filter((report) => report !== leader && (viewOf(report) || leaderView.peers.some((peer) => peer.name === report.name)));
-    return members.every((member) => {
+    for (const member of members) {
       const current = leaderView.peers.some((peer) => peer.name === member.name && peer.current);
-      return current && (target === null || (viewOf(member)?.lastSeq ?? -1) >= target);
-    });
-  });
+      const seq = viewOf(member)?.lastSeq ?? -1;
+      if (!current || (target !== null && seq < target)) return `${name}: ${member.name} ${current ? '' : 'not current, '}at ${seq} of ${target ?? '?'} (leader ${leader.name})`;
+    }
+  }
+  return null;
 }
 
 function signal(spec: ServerSpec, sent: ServerSignal): void {
