@@ -27,14 +27,6 @@ export class AppendList<T> {
     this.size = first.length;
   }
 
-  /** A list of `entries`' values, in order. */
-  static of<T>(entries: readonly T[]): AppendList<T> {
-    const list = new AppendList<T>();
-    for (let start = 0; start < entries.length; start += BLOCK) list.blocks.push(entries.slice(start, start + BLOCK));
-    list.size = entries.length;
-    return list;
-  }
-
   get length(): number {
     return this.size;
   }

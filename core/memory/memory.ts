@@ -164,13 +164,29 @@ export class Memory {
   readonly stats: MemoryStats;
   /** What the query side holds of what is stored (docs/memory.md, Retention). */
   readonly retention: Retention;
-  /** Replaced whole when a compaction finishes (`compact`), so every reader looks its space up per call. */
+  /** Replaced whole when a compaction finishes (`Retention.afterAdd`), so every reader looks its space up per call. */
   private readonly spaces: Record<Env, MemorySpace>;
   private readonly backfill: VectorBackfill;
   /** An in-process model's synchronous form: its vectors are worked out again, never stored (see `Embedder.embedNow`). */
   private readonly computeVector: ((text: string) => Float32Array) | null;
   private readonly lateWriters: Array<() => Promise<void>> = [];
   private readonly committedListeners: Array<(item: MemoryItem) => void> = [];
+  /**
+   * Where a version's vector goes once known (the backfill's, another instance's): its document,
+   * looked up when it arrives, as a compaction may have renumbered or dropped it meanwhile.
+   */
+  private readonly vectorSink: VectorSink = {
+    wants: (item) => {
+      const space = this.spaces[item.env];
+      const doc = space.docOf(item.id, item.version);
+      return doc !== undefined && !space.vectors.has(doc);
+    },
+    set: (item, vector) => {
+      const space = this.spaces[item.env];
+      const doc = space.docOf(item.id, item.version);
+      if (doc !== undefined) space.setVector(doc, vector);
+    },
+  };
   /** What the write transaction under way has written (outside one: nothing); never stored. */
   private readonly pending: TransactionValue<PendingWrites>;
 
@@ -185,19 +201,7 @@ export class Memory {
       () => NOTHING_WRITTEN,
       () => {},
     );
-    const sink: VectorSink = {
-      wants: (item) => {
-        const space = this.spaces[item.env];
-        const doc = space.docOf(item.id, item.version);
-        return doc !== undefined && !space.vectors.has(doc);
-      },
-      set: (item, vector) => {
-        const space = this.spaces[item.env];
-        const doc = space.docOf(item.id, item.version);
-        if (doc !== undefined) space.setVector(doc, vector);
-      },
-    };
-    this.backfill = new VectorBackfill(store, this.items, embedder, sink);
+    this.backfill = new VectorBackfill(store, this.items, embedder, this.vectorSink);
     this.computeVector = embedder.embedNow ? (text) => embedder.embedNow!(text) : null;
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
@@ -219,10 +223,10 @@ export class Memory {
       if (op[0] === VECTORS_DATABASE) {
         if (this.computeVector) continue;
         const [env, id, version] = op[1] as [Env, string, number];
-        const space = this.spaces[env];
-        const doc = space?.docOf(id, version);
-        const vector = doc === undefined ? undefined : vectorOf(decodeValue(op[2]) as StoredVector, this.embedder.id);
-        if (doc !== undefined && vector && !space!.vectors.has(doc)) space!.setVector(doc, vector);
+        const item = { env, id, version };
+        if (!this.spaces[env] || !this.vectorSink.wants(item)) continue;
+        const vector = vectorOf(decodeValue(op[2]) as StoredVector, this.embedder.id);
+        if (vector) this.vectorSink.set(item, vector);
         continue;
       }
       if (op[0] !== ITEMS_DATABASE) continue;

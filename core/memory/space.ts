@@ -30,7 +30,7 @@ interface CompactionLog {
 
 /**
  * Documents a compaction copies between two pauses: about a millisecond of work on the bench
- * machine, so a slice of a few milliseconds (core/memory/memory.ts) holds a few of them.
+ * machine, so a slice of a few milliseconds (core/memory/retention.ts) holds a few of them.
  */
 const COPY_STEP = 1024;
 
@@ -115,7 +115,7 @@ export class MemorySpace {
   add(item: MemoryItem, vector: Float32Array | null): number {
     this.compacting?.arrivals.push(item);
     this.written = Math.max(item.revision, this.written + 1);
-    const doc = this.hold(item, this.written, Date.parse(item.createdAt), item.links);
+    const doc = this.hold(item, this.written, Date.parse(item.createdAt));
     if (this.byId.get(item.id)!.length === 1) {
       this.byKey.set(`${item.namespace}\0${item.key}`, item.id);
       this.listItem(item.id, item.namespace, this.written);
@@ -132,9 +132,9 @@ export class MemorySpace {
   }
 
   /** Appends a version as the next document: its columns, its item's versions and its links. */
-  private hold(version: HeldVersion, revision: number, time: number, links: readonly MemoryLink[]): number {
+  private hold(version: HeldVersion, revision: number, time: number): number {
     const doc = this.docs.length;
-    const held = links.map((link) => this.linkFrom(doc, link));
+    const held = version.links.map((link) => this.linkFrom(doc, link));
     this.docs.push({ id: version.id, key: version.key, version: version.version, namespace: version.namespace, tombstone: version.tombstone, links: held, attributes: version.attributes, createdBy: version.createdBy });
     this.times.push(Math.max(time, this.lastTime));
     this.revisions.push(revision);

@@ -27,8 +27,8 @@ type Pending = Pick<MemoryItem, 'env' | 'id' | 'version' | 'text'>;
  */
 export interface VectorSink {
   /** Whether the version is held without a vector (not: it has one, or retention dropped it). */
-  wants(item: Pending): boolean;
-  set(item: Pending, vector: Float32Array): void;
+  wants(version: Pick<MemoryItem, 'env' | 'id' | 'version'>): boolean;
+  set(version: Pick<MemoryItem, 'env' | 'id' | 'version'>, vector: Float32Array): void;
 }
 
 export class VectorBackfill {
