@@ -69,12 +69,12 @@ let waiting: { seq: number; resolve(): void } | null = null;
 let answered = 0;
 
 /** Stores a commit (this process's or another's) as stream sequence `streamSeq`. */
-function store(commit: Commit, streamSeq: number, next: FloorTail): void {
+function store(commit: Commit, streamSeq: number, next: FloorTail, withDecisions = true): void {
   root.transactionSync(() => {
     let seq = tail.seq;
     for (const [id, decision, entry] of commit) {
       audit.putSync(++seq, entry);
-      decisions.putSync(id, decision);
+      if (withDecisions) decisions.putSync(id, decision);
     }
   }, COMMIT_NOW);
   applied = streamSeq;
@@ -84,18 +84,8 @@ function store(commit: Commit, streamSeq: number, next: FloorTail): void {
 
 /** `apply-order`: chains a commit's entries behind the tail and stores them (with the decisions of another process's). */
 function chainAndStore(from: string, heads: Commit, streamSeq: number): void {
-  root.transactionSync(() => {
-    let { seq, hash } = tail;
-    for (const [id, decision, head] of heads) {
-      const entry = `${head},"seq":${++seq},"status":200}`;
-      const prevHash = hash;
-      hash = sha256Hex(prevHash + entry);
-      audit.putSync(seq, `{"entry":${entry},"hash":"${hash}","prevHash":"${prevHash}"}`);
-      if (from !== node) decisions.putSync(id, decision);
-    }
-    tail = { seq, hash };
-  }, COMMIT_NOW);
-  applied = streamSeq;
+  const linked = linkEntries(tail, heads.map(([decisionId, decision, entryHead]) => ({ decisionId, decision, entryHead })));
+  store(linked.entries, streamSeq, linked.tail, from !== node);
 }
 
 // Applies every commit in the stream's order; with `cas`, this process's own are applied on their acknowledgement.

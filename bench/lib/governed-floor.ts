@@ -138,7 +138,7 @@ export interface FloorTail {
  * A batch's audit entries chained behind `tail` (SHA-256 over the previous hash and the entry's
  * canonical JSON), each with its decision: [decision id, record, stored entry], and the new tail.
  */
-export function linkEntries(tail: FloorTail, batch: readonly Pending[]): { entries: Array<[string, Uint8Array, string]>; tail: FloorTail } {
+export function linkEntries(tail: FloorTail, batch: ReadonlyArray<{ decisionId: string; decision: Uint8Array; entryHead: string }>): { entries: Array<[string, Uint8Array, string]>; tail: FloorTail } {
   let { seq, hash } = tail;
   const entries: Array<[string, Uint8Array, string]> = [];
   for (const pending of batch) {
