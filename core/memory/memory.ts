@@ -171,6 +171,10 @@ export class Memory {
   private readonly computeVector: ((text: string) => Float32Array) | null;
   private readonly lateWriters: Array<() => Promise<void>> = [];
   private readonly committedListeners: Array<(item: MemoryItem) => void> = [];
+  /** Puts a compacted space in place of `env`'s; made once, as it is handed over at every version added. */
+  private readonly replaceSpace = (env: Env, next: MemorySpace): void => {
+    this.spaces[env] = next;
+  };
   /**
    * Where a version's vector goes once known (the backfill's, another instance's): its document,
    * looked up when it arrives, as a compaction may have renumbered or dropped it meanwhile.
@@ -246,7 +250,7 @@ export class Memory {
     const indexed = this.vectorToIndex(item, vector);
     space.add(item, indexed);
     for (const listener of this.committedListeners) listener(item);
-    this.retention.afterAdd(item.env, space, (next) => (this.spaces[item.env] = next));
+    this.retention.afterAdd(item.env, space, this.replaceSpace);
     if (indexed || item.tombstone) return;
     if (graceMs > 0) this.backfill.enqueueUnlessArrived(item, graceMs);
     else this.backfill.enqueue(item);

@@ -104,7 +104,7 @@ export class Retention {
    * a decision recorded again (approved months later, say) finds its item and adds a version to
    * it instead of starting another.
    */
-  afterAdd(env: Env, space: MemorySpace, replace: (next: MemorySpace) => void): void {
+  afterAdd(env: Env, space: MemorySpace, replace: (env: Env, next: MemorySpace) => void): void {
     if (space.decisions <= this.retain * COMPACT_AT || this.compactions[env] || Date.now() < this.compactAfter[env]) return;
     const started = performance.now();
     const evicted: HeldVersion[] = [];
@@ -122,7 +122,7 @@ export class Retention {
           } while (!step.done && performance.now() - start < COMPACTION_SLICE_MS);
           busyMs += performance.now() - start;
           if (!step.done) return void setImmediate(slice);
-          if (step.value) replace(step.value);
+          if (step.value) replace(env, step.value);
           this.compactions[env] = null;
           resolve();
           if (!step.value) return;
