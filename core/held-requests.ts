@@ -72,17 +72,21 @@ export interface HeldRequestSender {
   send(held: HeldRequest): Promise<{ outcome: HeldOutcome; audit: AuditDraft }>;
 }
 
+const HELD_DATABASE = 'held-requests';
+
 export class HeldRequests {
   private readonly db: Database<HeldRequest, string>;
   private sender: HeldRequestSender | null = null;
   private readonly sending = new Set<Promise<void>>();
+  /** `--threads` mode, on a thread without the gateway: another thread sends (see `sendLearned`). */
+  private sentElsewhere = false;
 
   constructor(
     private readonly store: Store,
     private readonly workflow: DecisionWorkflow,
     private readonly audit: AuditLog,
   ) {
-    this.db = store.database<HeldRequest, string>('held-requests');
+    this.db = store.database<HeldRequest, string>(HELD_DATABASE);
     workflow.use({
       facts: (decision) => {
         const held = this.forDecision(decision);
@@ -95,6 +99,25 @@ export class HeldRequests {
   /** The gateway registers itself as the sender while it runs. */
   setSender(sender: HeldRequestSender | null): void {
     this.sender = sender;
+  }
+
+  /**
+   * `--threads` mode with a gateway, which runs on thread 0 alone (a Node HTTP server cannot
+   * share its port between threads): the other threads leave the sending of the requests they
+   * release to it (`leaveSending`), and thread 0 sends those it learns were released
+   * (`sendLearned`), from the commit log of the threads (core/store.ts).
+   */
+  leaveSending(): void {
+    this.sentElsewhere = true;
+  }
+
+  sendLearned(): void {
+    this.store.onReplicated((writes) => {
+      for (const write of writes) {
+        const held = write.db === HELD_DATABASE ? (write.value() as HeldRequest | undefined) : undefined;
+        if (held?.state === 'pending') this.dispatch(held.id);
+      }
+    }, [HELD_DATABASE]);
   }
 
   /**
@@ -194,6 +217,7 @@ export class HeldRequests {
   }
 
   private dispatch(id: string): void {
+    if (this.sentElsewhere) return;
     const sending = this.send(id).catch((error) => log.error({ heldRequest: id, err: error }, 'a held request could not be recorded'));
     this.sending.add(sending);
     void sending.finally(() => this.sending.delete(sending));

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { asBinary, open, TransactionFlags, type Database, type Key, type RootDatabase } from 'lmdb';
-import { encodeValue, type WriteOp } from './cluster/write-set.ts';
+import { decodeValue, encodeValue, type WriteOp } from './cluster/write-set.ts';
 import { GatehouseError } from './errors.ts';
 
 /**
@@ -61,6 +61,33 @@ export interface CommitReplication {
   catchUp(seq?: number | null): Promise<void>;
 }
 
+/**
+ * How the threads of one `--threads` process learn each other's commits
+ * (core/threads/thread-group.ts). They share one LMDB environment, so another thread's commit is
+ * already stored; what a thread must learn is what its process memory holds of it (memory's
+ * query side), in the order the commits were made.
+ */
+export interface ThreadCommits {
+  /** This thread's name in the commits it makes. */
+  readonly node: string;
+  /** Tells the other threads that this one committed. */
+  announce(): void;
+  /** Records how far this thread has learned the commit log. */
+  learned(seq: number): void;
+  /** How far every thread has learned it: entries up to there may be pruned. */
+  learnedByAll(): number;
+  /** Calls `listener` when another thread has committed. */
+  onAnnounced(listener: () => void): void;
+}
+
+/** A write of a commit this instance or thread did not make: where, and the value it stored. */
+export interface CommittedWrite {
+  db: string;
+  key: Key;
+  /** The value, decoded; undefined for a removal. */
+  value(): unknown;
+}
+
 /** Another instance's commit came first: the batch is worked out again on the newer state. */
 export class CommitConflict extends Error {
   constructor(
@@ -79,6 +106,18 @@ export class CommitConflict extends Error {
  * instance's retention dropped lead (core/memory/evicted-items.ts), each instance's own index.
  */
 const LOCAL_ONLY = new Set(['audit-checkpoints', 'signature-replay', 'memory-evicted-keys']);
+
+/**
+ * In `--threads` mode, the commits that wrote to a database some thread learns from
+ * (`onReplicated`): sequence → the thread that made it and the keys it wrote there, so each
+ * thread learns them in commit order, inside its next write transaction at the latest.
+ */
+const THREAD_LOG = 'thread-commits';
+
+interface ThreadLogEntry {
+  node: string;
+  writes: Array<[string, Key]>;
+}
 
 /** Where an instance records the last commit of the cluster's stream it has applied. */
 const APPLIED_KEY = 'cluster-applied';
@@ -219,7 +258,15 @@ export class Store {
   private node: string | null = null;
   /** The data directory is a cluster instance's copy: only that instance, in the cluster, may write to it. */
   private clusterCopy = false;
-  private readonly replicatedListeners: Array<(ops: readonly WriteOp[], node: string | null) => void> = [];
+  private readonly replicatedListeners: Array<(writes: readonly CommittedWrite[], node: string | null) => void> = [];
+  /** `--threads` mode: the other threads, the last entry of the commit log learned here, what this transaction wrote that is logged. */
+  private threads: ThreadCommits | null = null;
+  private learnedSeq = 0;
+  private loggedSeq = 0;
+  private touched: Array<[string, Key]> | null = null;
+  /** The databases whose writes some listener of `onReplicated` learns. */
+  private readonly learnedDatabases = new Set<string>();
+  private readonly recorded = new Set<string>();
 
   private constructor(
     root: RootDatabase,
@@ -276,6 +323,7 @@ export class Store {
       db = this.root.openDB<V, K>({ name, sharedStructuresKey: SHARED_STRUCTURES, mapsAsObjects: true } as never);
       this.databases.set(name, db);
       if (this.replication) this.captureWrites(name, db);
+      if (this.threads) this.recordLearnedWrites(name);
     }
     return db as Database<V, K>;
   }
@@ -301,6 +349,75 @@ export class Store {
     this.node = node;
     this.appliedSeq = (meta.get(APPLIED_KEY) as number | undefined) ?? 0;
     for (const [name, db] of this.databases) this.captureWrites(name, db);
+  }
+
+  /**
+   * `--threads` mode: from now on each write transaction first learns the commits other threads
+   * made since the last (in their order, through the `onReplicated` listeners), and logs what it
+   * writes that they learn; each commit is announced to them. Call before anything is committed
+   * and before the listeners build what they hold from the store, in the same turn, so they
+   * start exactly where the log does.
+   */
+  joinThreads(threads: ThreadCommits): void {
+    if (this.replication) throw new Error('threads and cluster mode do not combine');
+    this.threads = threads;
+    for (const key of this.database<ThreadLogEntry, number>(THREAD_LOG).getKeys({ reverse: true, limit: 1 })) this.learnedSeq = key;
+    threads.learned(this.learnedSeq);
+    for (const name of this.learnedDatabases) this.recordLearnedWrites(name);
+    threads.onAnnounced(() => {
+      this.refreshReads();
+      this.learnThreads();
+      for (const listener of this.replicatedListeners) listener([], null);
+    });
+  }
+
+  /** Makes the next read outside a transaction see every commit made so far, other threads' and processes' too. */
+  refreshReads(): void {
+    (this.root as RootDatabase & { resetReadTxn(): void }).resetReadTxn();
+  }
+
+  /** Logs the keys written to `name` while a write transaction runs, if a listener learns them. */
+  private recordLearnedWrites(name: string): void {
+    const db = this.databases.get(name);
+    if (!db || !this.learnedDatabases.has(name) || this.recorded.has(name)) return;
+    this.recorded.add(name);
+    const put = db.put.bind(db);
+    const remove = db.remove.bind(db);
+    // lmdb-js's own records (its shared structures, under a symbol) are not learned.
+    const touch = (key: Key) => typeof key !== 'symbol' && this.touched?.push([name, key]);
+    Object.assign(db, {
+      put: (key: Key, ...rest: unknown[]) => {
+        touch(key);
+        return (put as (...args: unknown[]) => unknown)(key, ...rest);
+      },
+      remove: (key: Key, ...rest: unknown[]) => {
+        touch(key);
+        return (remove as (...args: unknown[]) => unknown)(key, ...rest);
+      },
+    });
+  }
+
+  /** Learns the entries of the commit log after the last learned here, in order. */
+  private learnThreads(): void {
+    const threads = this.threads!;
+    const log = this.database<ThreadLogEntry, number>(THREAD_LOG);
+    for (let entry = log.get(this.learnedSeq + 1); entry; entry = log.get(this.learnedSeq + 1)) {
+      this.learnedSeq++;
+      if (entry.node === threads.node) continue;
+      const writes = entry.writes.map(([db, key]): CommittedWrite => ({ db, key, value: () => this.database(db).get(key) }));
+      for (const listener of this.replicatedListeners) listener(writes, entry.node);
+    }
+    threads.learned(this.learnedSeq);
+  }
+
+  /** Deletes the entries of the commit log every thread has learned; resolves to how many. */
+  async pruneThreadLog(): Promise<number> {
+    if (!this.threads) return 0;
+    const through = this.threads.learnedByAll();
+    const log = this.database<ThreadLogEntry, number>(THREAD_LOG);
+    const keys = [...log.getKeys({ end: through + 1 })];
+    if (keys.length) await this.commit(() => keys.forEach((key) => log.remove(key)));
+    return keys.length;
   }
 
   /** Whether anything but LMDB's own bookkeeping is stored. */
@@ -373,16 +490,23 @@ export class Store {
     if (seq !== this.appliedSeq + 1) throw new Error(`commit ${seq} arrived after ${this.appliedSeq}: the stream skipped commits`);
     this.root.transactionSync(() => this.writeOps(seq, ops), COMMIT_NOW);
     this.appliedSeq = seq;
-    for (const listener of this.replicatedListeners) listener(ops, node);
+    const writes = ops.map(([db, key, bytes]): CommittedWrite => ({ db, key, value: () => (bytes ? decodeValue(bytes) : undefined) }));
+    for (const listener of this.replicatedListeners) listener(writes, node);
   }
 
   /**
    * Calls `listener` with its writes, and the instance that made it, after each commit applied
    * from the stream: another instance's, or this one's when the stream handed it over before
-   * its publisher heard back.
+   * its publisher heard back. In `--threads` mode, after each commit another thread made, with
+   * its writes to `databases` (the only ones logged for the threads), and once more, with none,
+   * each time another thread announces a commit.
    */
-  onReplicated(listener: (ops: readonly WriteOp[], node: string | null) => void): void {
+  onReplicated(listener: (writes: readonly CommittedWrite[], node: string | null) => void, databases: readonly string[] = []): void {
     this.replicatedListeners.push(listener);
+    for (const name of databases) {
+      this.learnedDatabases.add(name);
+      if (this.threads) this.recordLearnedWrites(name);
+    }
   }
 
   private writeOps(seq: number, ops: WriteOp[]): void {
@@ -453,6 +577,7 @@ export class Store {
     let outcomes: Outcome[];
     try {
       const values = this.root.transactionSync(() => this.holdingValues(() => batch.map((pending) => this.applyOne(pending))), COMMIT_NOW);
+      this.committedForThreads();
       outcomes = values.map((value) => ({ ok: true, value }));
     } catch {
       // Rare (see `commit`): the batch is rolled back, and each runs again on its own.
@@ -472,6 +597,7 @@ export class Store {
     this.batchInFlight = true;
     try {
       const outcomes = await this.root.transaction(() => this.holdingValues(() => batch.map((pending) => this.applyIsolated(pending))));
+      this.committedForThreads();
       await this.root.flushed;
       settle(batch, outcomes);
     } catch (error) {
@@ -605,6 +731,7 @@ export class Store {
       this.root.transactionSync(() => {
         value = before ? this.applyOne(pending) : this.holdingValues(() => this.applyOne(pending));
       }, flags);
+      if (!before) this.committedForThreads();
       return { ok: true, value };
     } catch (error) {
       if (before) this.held = before;
@@ -658,13 +785,37 @@ export class Store {
    */
   private holdingValues<T>(fn: () => T): T {
     this.held = new Map();
+    this.loggedSeq = 0;
+    if (this.threads) {
+      this.learnThreads();
+      this.touched = [];
+    }
     try {
       const result = fn();
       this.writeHeld();
+      if (this.touched?.length) this.logForThreads(this.touched);
       return result;
     } finally {
       this.held = null;
+      this.touched = null;
     }
+  }
+
+  /** Logs what this transaction wrote that other threads learn, as the next entry of the log. */
+  private logForThreads(writes: Array<[string, Key]>): void {
+    this.loggedSeq = this.learnedSeq + 1;
+    this.database<ThreadLogEntry, number>(THREAD_LOG).put(this.loggedSeq, { node: this.threads!.node, writes });
+  }
+
+  /** After a write transaction committed: its log entry is learned here, and the other threads are told. */
+  private committedForThreads(): void {
+    const threads = this.threads;
+    if (!threads) return;
+    if (this.loggedSeq > this.learnedSeq) {
+      this.learnedSeq = this.loggedSeq;
+      threads.learned(this.learnedSeq);
+    }
+    threads.announce();
   }
 
   private writeHeld(): void {

@@ -1,7 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { operationDraft, type AuditLog, type ThrottledSummary } from './audit-log.ts';
-import { RateLimiter, type RateDecision, type RateLimit } from './rate-limiter.ts';
+import { clockMs, RateLimiter, type RateDecision, type RateLimit } from './rate-limiter.ts';
 import type { Store } from './store.ts';
+import type { SharedTable } from './threads/shared-table.ts';
 
 /**
  * Refusals of callers nobody authenticated (no key, an unknown or revoked key, a path that names
@@ -29,15 +30,17 @@ export class UnauthenticatedThrottle {
     private readonly store: Store,
     private readonly audit: AuditLog,
     limit: RateLimit = UNAUTHENTICATED_LIMIT,
+    /** In `--threads` mode, the buckets every thread shares (core/threads/thread-group.ts). */
+    shared: SharedTable | null = null,
   ) {
-    this.buckets = new RateLimiter<Tier>({ unauthenticated: limit });
+    this.buckets = new RateLimiter<Tier>({ unauthenticated: limit }, shared);
   }
 
   /**
    * Takes a token from the bucket of the client at `address` (as the socket reports it) for one
    * refusal. Not allowed: the caller answers 429 and records nothing, the refusal is counted.
    */
-  take(address: string, nowMs = performance.now()): RateDecision {
+  take(address: string, nowMs = clockMs()): RateDecision {
     const client = clientOf(address);
     const decision = this.buckets.take(client, 'unauthenticated', nowMs);
     if (!decision.allowed) {

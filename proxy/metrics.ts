@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { AuditCheckpoints } from '../core/audit-checkpoints.ts';
 import type { AuditLog } from '../core/audit-log.ts';
 import type { DecisionWorkflow } from '../core/decision-workflow.ts';
@@ -6,6 +6,7 @@ import { ENVS } from '../core/env.ts';
 import type { Memory } from '../core/memory/memory.ts';
 import type { PolicyEvaluator } from '../core/policy-evaluator.ts';
 import type { Store } from '../core/store.ts';
+import type { ThreadGroup } from '../core/threads/thread-group.ts';
 import type { Webhooks } from '../core/webhooks/webhooks.ts';
 
 /**
@@ -128,6 +129,8 @@ export class Metrics {
   readonly auditHeight = new Gauge({
     name: 'gatehouse_audit_chain_height',
     help: 'Entries in the audit hash chain: the number of the last one.',
+    // One store's, whichever thread reports it (`--threads`).
+    aggregator: 'max',
     registers: [this.registry],
     collect: () => {
       if (this.chain) this.auditHeight.set(this.chain.audit.tail().seq);
@@ -137,6 +140,8 @@ export class Metrics {
   readonly auditCheckpointSeq = new Gauge({
     name: 'gatehouse_audit_last_checkpoint_seq',
     help: 'The audit entry the last signed checkpoint covers (0: none yet); the height minus this is what is chained but not signed.',
+    // One store's, whichever thread reports it (`--threads`).
+    aggregator: 'max',
     registers: [this.registry],
     collect: () => {
       if (this.chain) this.auditCheckpointSeq.set(this.chain.checkpoints.last()?.seq ?? 0);
@@ -146,6 +151,8 @@ export class Metrics {
   readonly auditCheckpointTime = new Gauge({
     name: 'gatehouse_audit_last_checkpoint_timestamp_seconds',
     help: 'When the last audit checkpoint was signed, in Unix seconds (0: none yet).',
+    // One store's, whichever thread reports it (`--threads`).
+    aggregator: 'max',
     registers: [this.registry],
     collect: () => {
       const last = this.chain?.checkpoints.last();
@@ -167,8 +174,37 @@ export class Metrics {
     },
   });
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
+  /** Requests this thread answered, for `gatehouse_thread_requests` in `--threads` mode. */
+  answered = 0;
+
+  /**
+   * In `--threads` mode (core/threads/thread-group.ts) each thread counts its own requests, and a
+   * scrape, whichever thread it reaches, reports the sums over every thread. The process's own
+   * figures (CPU, resident memory, file descriptors) are the same from any thread, so only
+   * thread 0 reports them, its heap and event loop with them; the chain's gauges are each the
+   * same store's, so one thread's is reported.
+   */
+  constructor(private readonly threads: ThreadGroup | null = null) {
+    if (!threads || threads.index === 0) collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
+    if (!threads) return;
+    const answered = () => this.answered;
+    new Gauge({
+      name: 'gatehouse_thread_requests',
+      help: 'Requests each thread has answered since it started (--threads): how the kernel spreads connections among them.',
+      labelNames: ['thread'],
+      registers: [this.registry],
+      collect() {
+        this.set({ thread: String(threads.index) }, answered());
+      },
+    });
+    threads.provide(() => this.registry.getMetricsAsJSON());
+  }
+
+  /** The Prometheus text of a scrape: this server's, or in `--threads` mode every thread's summed. */
+  async exposition(): Promise<string> {
+    if (!this.threads) return this.registry.metrics();
+    const all = (await this.threads.gather()) as MetricObjectWithValues<MetricValue<string>>[][];
+    return AggregatorRegistry.aggregate(all).metrics();
   }
 
   readAuditChain(store: Store, audit: AuditLog): void {

@@ -21,6 +21,7 @@ import type { JwtIdentities } from '../core/jwt-identities.ts';
 import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
 import { bindFailure, ListenError } from './http/listen-error.ts';
+import type { ThreadGroup } from '../core/threads/thread-group.ts';
 import { problemReply } from './http/problem.ts';
 import { readBody } from './http/request-body.ts';
 import { malformedHead } from './http/request-head.ts';
@@ -103,6 +104,12 @@ export interface ServerConfig {
    * kernel spreads connections among them). Without it, a port in use is a ListenError.
    */
   reusePort?: boolean;
+  /**
+   * `--threads` mode (proxy/server-threads.ts): this server is one of the process's threads, on
+   * the same port and LMDB environment as the others. Thread 0 alone runs what is done once per
+   * process: webhook deliveries, audit checkpoints, periodic purges, the proxy gateway.
+   */
+  threads?: ThreadGroup;
 }
 
 export const DEFAULTS = {
@@ -167,6 +174,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     commitWindowMs: config.commitWindowMs ?? (config.cluster ? CLUSTER_COMMIT_WINDOW_MS : 0),
     writemap: !config.cluster,
   });
+  const threads = config.threads ?? null;
+  // Before anything reads the store to build what it holds: it learns the other threads' commits from there on.
+  if (threads) store.joinThreads(threads.commits());
+  const once = !threads || threads.index === 0;
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
   let census: PolicyCensus | null = null;
   // Until it listens, a start that fails leaves nothing behind: no cluster reader or connection, no open store.
@@ -207,7 +218,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     jwtIdentities: config.jwtIdentities ?? null,
     webhooks: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     toolAllow: config.toolAllow ?? [],
-    idempotencyClaims: replica?.claims ?? null,
+    idempotencyClaims: replica?.claims ?? threads?.idempotencyClaims(() => store.refreshReads()) ?? null,
+    threads,
     replayMarks,
     policyDifferences: joined ? () => joined.differences() : null,
     alive: joined ? (node) => joined.alive(node) : null,
@@ -228,6 +240,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const status = String(reply.status);
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
+    services.metrics.answered++;
     services.metrics.latency.observe({ method: ctx.method, route: ctx.routeLabel, status }, seconds);
     if (ctx.trace) {
       tracing!.finish(ctx.trace, {
@@ -351,7 +364,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   );
   app.any('/*', handler(new Map(), 'unmatched'));
 
-  const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port, config.reusePort ?? false).catch(async (error: unknown) => {
+  const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port, (config.reusePort ?? false) || threads !== null).catch(async (error: unknown) => {
     stream.close();
     (app as TemplatedApp & { close(): void }).close();
     await services.memory.close();
@@ -363,20 +376,25 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
   const purge = setInterval(() => {
+    void services.unauthenticated.flush().catch(logThrottleFailure);
+    if (!once) return;
     void services.idempotency.purgeExpired(store).catch(() => {});
     void services.events.prune({ ...DEFAULT_RETENTION, ...config.eventRetention }, services.webhooks.pruneFloor()).catch(() => {});
     void services.signatures.replay.purgeExpired(store).catch(() => {});
     void services.sessions.purgeExpired().catch(() => {});
-    void services.unauthenticated.flush().catch(logThrottleFailure);
+    void store.pruneThreadLog().catch(() => {});
   }, 60_000);
   purge.unref();
-  services.webhooks.start(replica?.deliveries ?? null);
-  checkpoints.start();
+  if (once) {
+    services.webhooks.start(replica?.deliveries ?? null);
+    checkpoints.start();
+  }
   void embedder.warm?.();
   // Agents' tools are called over their own keep-alive agents, whether or not the gateway runs.
   const toolUpstreams = new Upstreams({ maxSockets: 64, lookup: services.agents.guard.lookup });
   services.agents.sender.setExecutor(new ToolExecution(toolUpstreams, services.agents.guard, services.limits.bodyBytes, tracing));
-  const interruptedCalls = await services.agents.calls.failInterrupted(services.alive);
+  // The other threads start once thread 0 listens: what is interrupted was left by the last process.
+  const interruptedCalls = once ? await services.agents.calls.failInterrupted(services.alive) : 0;
   if (interruptedCalls) log.warn({ interruptedCalls }, 'agent tool calls interrupted by the last stop are marked failed');
   let gateway: RunningGateway | null = null;
 
@@ -411,7 +429,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await tracing?.shutdown();
     })());
 
-  if (config.proxy) {
+  if (config.proxy && !once) services.heldRequests.leaveSending();
+  if (config.proxy && once) {
+    if (threads) services.heldRequests.sendLearned();
     try {
       gateway = await startProxyGateway(services, config.proxy, host, config.drainTimeoutMs, tracing);
     } catch (error) {

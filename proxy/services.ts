@@ -26,6 +26,7 @@ import type { SignatureMode } from '../core/signatures/requirement.ts';
 import { SigningKeyRegistry } from '../core/signing-keys.ts';
 import { UnauthenticatedThrottle } from '../core/unauthenticated-throttle.ts';
 import { AddressGuard } from '../core/ssrf-guard.ts';
+import type { ThreadGroup } from '../core/threads/thread-group.ts';
 import { instrument, Metrics } from './metrics.ts';
 
 /** The core services one server runs on, built once over an open store. */
@@ -118,12 +119,14 @@ export interface ServiceOptions {
   alive?: ((node: string) => boolean) | null;
   /** Cluster mode: catches up with the commits the cluster holds. */
   catchUp?: (() => Promise<void>) | null;
+  /** `--threads` mode: the state every thread of the process shares (rate limits, replay markers). */
+  threads?: ThreadGroup | null;
   draining(): boolean;
 }
 
 export function buildServices(options: ServiceOptions): Services {
   const { store, evaluator } = options;
-  const metrics = new Metrics();
+  const metrics = new Metrics(options.threads ?? null);
   const keys = new KeyRegistry(store);
   const workflow = new DecisionWorkflow(new DecisionStore(store), evaluator, (check) => {
     metrics.policyEvaluation.observe({ policy: check.policy, allow: String(check.verdict.allow) }, check.durationNs / 1e9);
@@ -137,7 +140,8 @@ export function buildServices(options: ServiceOptions): Services {
   new DecisionMemory(memory, objectives, workflow, store);
   const webhooks = new Webhooks(store, events, options.webhooks);
   const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit, memory });
-  const replay = new ReplayGuard(store);
+  const threads = options.threads ?? null;
+  const replay = new ReplayGuard(store, threads?.replayMarks ?? null);
   replay.shared = options.replayMarks ?? null;
   const signingKeys = new SigningKeyRegistry(store);
   return {
@@ -160,8 +164,8 @@ export function buildServices(options: ServiceOptions): Services {
     memory,
     objectives,
     impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }),
-    rateLimiter: new RateLimiter(options.rateLimits),
-    unauthenticated: new UnauthenticatedThrottle(store, audit, options.unauthenticatedLimit),
+    rateLimiter: new RateLimiter(options.rateLimits, threads?.keyBuckets ?? null),
+    unauthenticated: new UnauthenticatedThrottle(store, audit, options.unauthenticatedLimit, threads?.addressBuckets ?? null),
     metrics,
     limits: { bodyBytes: options.bodyLimitBytes },
     signingKeys,

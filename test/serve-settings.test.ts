@@ -28,3 +28,12 @@ t.test('memory retention', async (t) => {
   t.throws(() => settings(['--memory-decisions', '0'], {}), /--memory-decisions must be an integer ≥ 1, got '0'/);
   t.throws(() => settings(['--memory-decisions', 'lots'], {}), /--memory-decisions must be an integer ≥ 1/);
 });
+
+t.test('threads', async (t) => {
+  t.match(settings([], {}), { threads: 1 }, 'one thread unless asked');
+  t.match(settings(['--threads', '2'], {}), { threads: 2 });
+  t.match(settings([], { GATEHOUSE_THREADS: '4' }), { threads: 4 }, 'or from the environment');
+  t.throws(() => settings(['--threads', '0'], {}), /--threads must be an integer ≥ 1, got '0'/);
+  t.throws(() => settings(['--threads', '65'], {}), /--threads must be at most 64/);
+  t.throws(() => settings(['--threads', '2', '--nats', 'nats://h1:4222'], {}), /--threads and --nats do not combine/);
+});

@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DECISION_BODY } from './decision-body.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 const UNLIMITED = '1000000000/1000000000';
@@ -27,6 +28,8 @@ export interface GatehouseProcessOptions {
   core: number | null;
   /** Cluster mode: `--nats`, `--nats-namespace` and GATEHOUSE_NODE_ID. Single node without it. */
   cluster?: { urls: string[]; namespace: string; nodeId: string };
+  /** `--threads` (1 unless given). */
+  threads?: number;
 }
 
 export interface GatehouseProcess {
@@ -50,9 +53,36 @@ export async function startGatehouseProcess(options: GatehouseProcessOptions): P
   const serve = [process.execPath, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(options.dir, 'data')];
   serve.push('--signatures', 'off', '--rate-sandbox', UNLIMITED, '--rate-production', UNLIMITED);
   if (options.cluster) serve.push('--nats', options.cluster.urls.join(','), '--nats-namespace', options.cluster.namespace);
+  if (options.threads) serve.push('--threads', String(options.threads));
   const env = { GATEHOUSE_ADMIN_KEY: options.adminKey, ...(options.cluster ? { GATEHOUSE_NODE_ID: options.cluster.nodeId } : {}) };
   const started = await startListeningProcess('gatehouse serve', serve, env, path.join(options.dir, 'serve.log'), options.core);
   return { url: started.url, pid: started.pid, core: options.core, stop: started.stop };
+}
+
+/** Bound on a key issued on one instance reaching the others (replication is milliseconds). */
+const KEY_REPLICATION_TIMEOUT_MS = 10_000;
+
+/** Issues a sandbox key on the first instance and checks every instance creates a decision with it; resolves to the load's headers. */
+export async function issueLoadKey(instances: Pick<GatehouseProcess, 'url'>[], adminKey: string): Promise<Record<string, string>> {
+  const issued = await fetch(`${instances[0]!.url}/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ env: 'sandbox', scopes: ['decisions:write'], name: 'bench-load' }),
+  });
+  const answer = await issued.text();
+  if (issued.status !== 201) throw new Error(`issuing the load's key failed: ${issued.status} ${answer}`);
+  const headers = { authorization: `Bearer ${(JSON.parse(answer) as { key: string }).key}`, 'content-type': 'application/json' };
+  for (const instance of instances) {
+    // Another instance knows the key once the commit that issued it has reached its copy.
+    for (const deadline = Date.now() + KEY_REPLICATION_TIMEOUT_MS; ; ) {
+      const created = await fetch(`${instance.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY });
+      const text = await created.text();
+      if (text.includes('"status":"created"')) break;
+      if (created.status !== 401 || Date.now() > deadline) throw new Error(`${instance.url} did not create a decision: ${created.status} ${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return headers;
 }
 
 /** A server in a child process of its own, once it has printed `listening on <url>`: what it printed, and how to stop it. */

@@ -34,7 +34,7 @@ import { performance } from 'node:perf_hooks';
 import type { NatsCluster, NatsServer } from '../../test/helpers/nats-cluster.ts';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { DECISION_BODY } from '../lib/decision-body.ts';
-import { canPin, decisionsAnswered, startGatehouseProcess, startListeningProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
+import { canPin, decisionsAnswered, issueLoadKey, startGatehouseProcess, startListeningProcess, type GatehouseProcess } from '../lib/gatehouse-process.ts';
 import { describeLoad, seriesFromLoad } from '../lib/load-series.ts';
 import { readProcessCpuS } from '../lib/machine-cpu.ts';
 import { median, runName } from '../lib/series-metrics.ts';
@@ -62,8 +62,6 @@ const RESUME_TIMEOUT_MS = 60_000;
  * seventh restart; the wait is not part of any reported gap.
  */
 const NATS_READY_TIMEOUT_MS = 180_000;
-/** Bound on a key issued on one instance reaching the others (replication is milliseconds). */
-const KEY_REPLICATION_TIMEOUT_MS = 10_000;
 
 /** One or more instances measured as one target. */
 interface Deployment {
@@ -73,29 +71,6 @@ interface Deployment {
   /** The commit stream's name on NATS, for a clustered deployment. */
   stream: string | null;
   headers: Record<string, string>;
-}
-
-/** Issues a sandbox key on the first instance and checks every instance creates a decision with it. */
-async function issueLoadKey(instances: GatehouseProcess[], adminKey: string): Promise<Record<string, string>> {
-  const issued = await fetch(`${instances[0]!.url}/v1/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ env: 'sandbox', scopes: ['decisions:write'], name: 'bench-load' }),
-  });
-  const answer = await issued.text();
-  if (issued.status !== 201) throw new Error(`issuing the load's key failed: ${issued.status} ${answer}`);
-  const headers = { authorization: `Bearer ${(JSON.parse(answer) as { key: string }).key}`, 'content-type': 'application/json' };
-  for (const instance of instances) {
-    // Another instance knows the key once the commit that issued it has reached its copy.
-    for (const deadline = Date.now() + KEY_REPLICATION_TIMEOUT_MS; ; ) {
-      const created = await fetch(`${instance.url}/v1/decisions`, { method: 'POST', headers, body: DECISION_BODY });
-      const text = await created.text();
-      if (text.includes('"status":"created"')) break;
-      if (created.status !== 401 || Date.now() > deadline) throw new Error(`${instance.url} did not create a decision: ${created.status} ${text}`);
-      await sleep(50);
-    }
-  }
-  return headers;
 }
 
 const FLOOR = fileURLToPath(new URL('../lib/cluster-floor.ts', import.meta.url));

@@ -14,6 +14,9 @@
  * process's for the in-process targets, measured one target at a time while the others are
  * stopped, and Cerbos's own process's.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.ts';
 import { startNodeHttp, startRawUws } from '../lib/baseline-servers.ts';
@@ -132,6 +135,81 @@ async function measureCommitWindow(options: ScenarioOptions, rate: number): Prom
   return runs;
 }
 
+/** Rounds of `--threads 1` against `--threads 2` (see `measureThreads`). */
+const THREAD_ROUNDS = { full: 3, quick: 1 };
+
+/** One `gatehouse serve --threads N` measured at maximum and at `rate`. */
+interface ThreadsRun {
+  threads: number;
+  round: number;
+  max: { throughput: number; cpuUsPerRequest: number | null };
+  rate: { cpuUsPerRequest: number | null; p99Ms: number };
+}
+
+/**
+ * What `--threads 2` gains over one thread (docs/api.md, *Threads*): `gatehouse serve` in a
+ * child process, one thread and two in turns, the order alternating from round to round, each a
+ * fresh process on a fresh data directory, at maximum throughput and at `rate`. Neither is
+ * pinned: the two threads share the machine's two cores with the load generator, as a sidecar
+ * shares its host. CPU per decision is the whole process's (every thread) from /proc/<pid>/stat.
+ */
+async function measureThreads(options: ScenarioOptions, rate: number, series: Series[]): Promise<ThreadsRun[]> {
+  const { issueLoadKey, startGatehouseProcess } = await import('../lib/gatehouse-process.ts');
+  const runs: ThreadsRun[] = [];
+  const rounds = THREAD_ROUNDS[options.quick ? 'quick' : 'full'];
+  for (let round = 0; round < rounds; round++) {
+    for (const threads of round % 2 ? [2, 1] : [1, 2]) {
+      const adminKey = `gh_live_${randomBytes(24).toString('base64url')}`;
+      options.progress(`starting gatehouse serve --threads ${threads} (round ${round + 1} of ${rounds})`);
+      const served = await startGatehouseProcess({ dir: mkdtempSync(path.join(options.workDir, `threads-${threads}-`)), adminKey, core: null, threads });
+      try {
+        const headers = await issueLoadKey([served], adminKey);
+        const loads = [];
+        for (const phaseRate of [0, rate]) {
+          const load = await runLoad({ url: `${served.url}/v1/decisions`, headers, body: DECISION_BODY, rate: phaseRate, durationS: options.durationS, warmupS: options.warmupS, connections: options.connections, serverPid: served.pid });
+          options.progress(describeLoad(`gatehouse --threads ${threads} (round ${round + 1} of ${rounds})`, phaseRate, load));
+          if (round === 0) series.push(seriesFromLoad(`gatehouse-threads-${threads}`, false, phaseRate, load));
+          loads.push(load);
+        }
+        const [max, fixed] = loads as [Awaited<ReturnType<typeof runLoad>>, Awaited<ReturnType<typeof runLoad>>];
+        runs.push({
+          threads,
+          round,
+          max: { throughput: max.throughput, cpuUsPerRequest: max.serverCpuUsPerRequest ?? null },
+          rate: { cpuUsPerRequest: fixed.serverCpuUsPerRequest ?? null, p99Ms: fixed.latencyMs.p99 },
+        });
+      } finally {
+        await served.stop();
+      }
+    }
+  }
+  return runs;
+}
+
+/** Per round, two threads' figure over one thread's; their median, and each round's. */
+function threadRatios(runs: ThreadsRun[], rate: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const figures: Record<string, (run: ThreadsRun) => number | null> = {
+    throughputRatio: (run) => run.max.throughput,
+    [`cpuPerRequestRatio.max`]: (run) => run.max.cpuUsPerRequest,
+    [`cpuPerRequestRatio.rate${rate}`]: (run) => run.rate.cpuUsPerRequest,
+    [`p99Ratio.rate${rate}`]: (run) => run.rate.p99Ms,
+  };
+  for (const [name, figure] of Object.entries(figures)) {
+    const ratios: number[] = [];
+    for (const two of runs.filter((run) => run.threads === 2)) {
+      const one = runs.find((run) => run.threads === 1 && run.round === two.round);
+      const a = figure(two);
+      const b = one && figure(one);
+      if (a && b) ratios.push(a / b);
+    }
+    if (ratios.length === 0) continue;
+    out[`threads2.${name}`] = Math.round(median(ratios) * 1000) / 1000;
+    ratios.forEach((value, i) => (out[`threads2.${name}.round${i + 1}`] = Math.round(value * 1000) / 1000));
+  }
+  return out;
+}
+
 /** Interleaved rounds of Gatehouse against the floor (see `measureFloorRounds`). */
 const FLOOR_ROUNDS = { full: 3, quick: 1 };
 
@@ -234,6 +312,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
   await measure(await cerbos(options.workDir), CERBOS_BODY);
   const ratioRate = Number.isFinite(actionRate) ? actionRate : 1000;
   const floorRounds = await measureFloorRounds(options, ratioRate);
+  const threadRuns = await measureThreads(options, ratioRate, series);
 
   const maxRun = (target: string) => series.find((s) => s.target === target && s.mode === 'max')!;
   const max = (target: string) => maxRun(target).throughput;
@@ -283,6 +362,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       maxThroughputRatioCerbos: ratio(max('gatehouse'), max('cerbos')),
       ...floorRatios,
       ...actionRatios,
+      ...threadRatios(threadRuns, ratioRate),
     },
     notes: [
       'Request: POST /v1/decisions with a sandbox key, decision-gate-v1 (auto gate), durable commit of the decision and its audit entry; the baselines answer the same JSON without any work.',
@@ -292,6 +372,7 @@ async function run(options: ScenarioOptions): Promise<ScenarioResult> {
       `cpuUsPerRequest (per series) is the server process's CPU time (user and system, every thread, /proc/<pid>/stat) over the measured phase and until it went idle after it, divided by the requests answered. Gatehouse, raw-uws, node-http and the floor run in the harness's process, one at a time with the others stopped, so its CPU over a target's phase is that target's; Cerbos's is its own process's. cpuPerRequestRatioFloor.<run> (max and rate${ratioRate}) is the median over ${FLOOR_ROUNDS[options.quick ? 'quick' : 'full']} interleaved rounds of Gatehouse's over the floor's, each round a fresh Gatehouse and a fresh floor measured back to back at both runs, in alternating order (cpuPerRequestRatioFloor.<run>.round<N> each round's, cpuPerRequestRatioFloorSinglePass.<run> the ratio of the two passes above); for the other rates it is the ratio of those passes. p99RatioFloor.<run> is the same for p99 latency at a fixed rate, from the passes.`,
       'Fixed-rate latencies count from when each request was due (open loop, coordinated omission corrected).',
       `Commit window: fresh Gatehouse instances without and with a 1 ms commit window (--commit-window 1), in turns, two rounds, creating decisions at ${actionRate}/s; commitWindow1ms.cpuRatio is the mean server CPU per decision with the window over the mean without, commitWindow1ms.p50AddedMs the p50 it adds (means of the two rounds).`,
+      `gatehouse-threads-1 and gatehouse-threads-2: gatehouse serve --threads 1 and --threads 2 in a child process of its own (signatures off, rate limits lifted, neither pinned: the threads share both cores with the load generator), one and two in turns, ${THREAD_ROUNDS[options.quick ? 'quick' : 'full']} round(s), the order alternating, each a fresh process on a fresh data directory, at maximum and at ${ratioRate}/s; the series are the first round's. threads2.<figure> is the median over the rounds of two threads' over one thread's: throughputRatio at maximum, cpuPerRequestRatio.<run> (the whole process's CPU per decision, every thread), p99Ratio.rate${ratioRate}.`,
       `gatehouse-approve and gatehouse-execute: POST /v1/decisions/{id}/approve, then …/execute, at ${actionRate}/s (1,000/s when the run has that rate), each request on a decision of its own that another key created beforehand with a risk score decision-gate-v1 holds for a human; a reviewer key approves and executes. actionCpuRatioCreate.<action> is its server CPU per request over creation's at the same rate in the same run.`,
     ],
     profiles,

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,6 +22,8 @@ import type { WebhookOptions } from '../../core/webhooks/webhooks.ts';
 import type { StreamOptions } from '../../proxy/streaming/stream-hub.ts';
 import { parseDuration, parseDurationList } from '../duration.ts';
 import { log } from '../../core/log.ts';
+import { ThreadGroup } from '../../core/threads/thread-group.ts';
+import { startThreadWorkers, type ThreadWorkers } from '../thread-workers.ts';
 
 /**
  * `gatehouse serve`: the /v1 API over an LMDB store in the data directory, with the policies
@@ -39,6 +42,8 @@ const HELP = `usage: gatehouse serve [options]
   --host H                 GATEHOUSE_HOST                  (${DEFAULTS.host})
   --reuse-port             GATEHOUSE_REUSE_PORT=1          share the API port with other instances started so (SO_REUSEPORT);
                                                            without it a port in use is an error
+  --threads N              GATEHOUSE_THREADS               threads serving the API on one port and data directory (1); raise it to the
+                                                           cores the host gives the sidecar (docs/api.md, Threads)
   --data-dir D             GATEHOUSE_DATA_DIR              (./.gatehouse)
   --policies-dir D         GATEHOUSE_POLICIES_DIR          (the package's policies/rego)
   --bundle-verification-keys FILE GATEHOUSE_BUNDLE_VERIFICATION_KEYS  JSON file of key id → JWK: *.tar.gz policy bundles
@@ -89,6 +94,8 @@ const HELP = `usage: gatehouse serve [options]
 
 export interface ServeSettings {
   port: number;
+  /** Threads serving the API (cli/thread-workers.ts); 1: the main thread alone. */
+  threads: number;
   reusePort: boolean;
   host: string;
   dataDir: string;
@@ -151,6 +158,7 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     args,
     options: {
       port: { type: 'string' },
+      threads: { type: 'string' },
       'reuse-port': { type: 'boolean' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
@@ -211,8 +219,14 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
   const maxIterations = pick(values['policy-max-iterations'], 'GATEHOUSE_POLICY_MAX_ITERATIONS');
   const proxyPort = pick(values['proxy-port'], 'GATEHOUSE_PROXY_PORT');
   const memoryDecisions = pick(values['memory-decisions'], 'GATEHOUSE_MEMORY_DECISIONS');
+  const threadsText = pick(values.threads, 'GATEHOUSE_THREADS');
+  const threads = threadsText === undefined ? 1 : number('--threads', threadsText, 1);
+  if (threads > MAX_THREADS) throw new Error(`--threads must be at most ${MAX_THREADS}, got ${threads}`);
+  const cluster = clusterSettings(pick(values.nats, 'GATEHOUSE_NATS_URL'), pick(values['nats-namespace'], 'GATEHOUSE_NATS_NAMESPACE'), env);
+  if (threads > 1 && cluster) throw new Error('--threads and --nats do not combine yet: run one instance per core in cluster mode instead (docs/cluster.md)');
   return {
     port: port === undefined ? DEFAULTS.port : number('--port', port, 0),
+    threads,
     reusePort: values['reuse-port'] ?? env.GATEHOUSE_REUSE_PORT === '1',
     host: pick(values.host, 'GATEHOUSE_HOST') ?? DEFAULTS.host,
     dataDir: pick(values['data-dir'], 'GATEHOUSE_DATA_DIR') ?? '.gatehouse',
@@ -235,11 +249,14 @@ export function settings(args: string[], env: NodeJS.ProcessEnv = process.env): 
     embedder: httpEmbedderFromEnv(env),
     memoryDecisions: memoryDecisions === undefined ? undefined : number('--memory-decisions', memoryDecisions, 1),
     toolAllow: list(pick(values['tool-allow'], 'GATEHOUSE_TOOL_ALLOW') ?? ''),
-    cluster: clusterSettings(pick(values.nats, 'GATEHOUSE_NATS_URL'), pick(values['nats-namespace'], 'GATEHOUSE_NATS_NAMESPACE'), env),
+    cluster,
     proxy: routesFile ? { routesFile, port: proxyPort === undefined ? GATEWAY_DEFAULTS.port : number('--proxy-port', proxyPort, 0) } : undefined,
     ...eventSettings(values, pick),
   };
 }
+
+/** Beyond this many threads each adds contention for LMDB's one writer lock and memory's heap (docs/api.md, Threads). */
+const MAX_THREADS = 64;
 
 /** The event log's, the stream's and the webhooks' settings: only those given, the rest default. */
 function eventSettings(
@@ -368,13 +385,24 @@ export async function run(args: string[]): Promise<number> {
     log.fatal({ policiesDir: config.policiesDir }, `cannot build the policies in ${config.policiesDir}: ${(error as Error).message}`);
     return 1;
   }
+  const group = config.threads > 1 ? ThreadGroup.create(config.threads) : null;
   let server: RunningServer;
+  let workers: ThreadWorkers | null = null;
   try {
-    server = await startServer({ ...config, policies: engine, jwtIdentities });
+    // Threads share the port through SO_REUSEPORT, which needs the number before the first listens.
+    const port = group && config.port === 0 ? await freePort(config.host) : config.port;
+    server = await startServer({ ...config, port, policies: engine, jwtIdentities, threads: group ?? undefined });
+    try {
+      workers = group && (await startThreadWorkers({ ...config, port: server.port }, group));
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
   } catch (error) {
     await engine.close();
-    if (!(error instanceof ListenError || error instanceof AuditKeyError || error instanceof ClusterJoinError)) throw error;
-    log.fatal(error.message);
+    group?.close();
+    log.fatal((error as Error).message);
+    if (!(error instanceof ListenError || error instanceof AuditKeyError || error instanceof ClusterJoinError || group)) throw error;
     return 1;
   }
   const policies = engine.names();
@@ -394,13 +422,46 @@ export async function run(args: string[]): Promise<number> {
     );
   }
   console.log(firstSteps(server.url, config));
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  if (group) log.info({ threads: group.size }, `serving on ${group.size} threads`);
+  const stopped = await new Promise<NodeJS.Signals | Error>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
+    void workers?.failed.then(resolve);
   });
-  log.info({ signal }, 'draining');
+  if (stopped instanceof Error) log.fatal({ err: stopped }, `${stopped.message}: stopping every thread`);
+  else log.info({ signal: stopped }, 'draining');
+  await workers?.close();
   await server.close();
   await engine.close();
+  group?.close();
   log.info('stopped');
-  return 0;
+  return stopped instanceof Error ? 1 : 0;
+}
+
+/**
+ * One of the threads of `--threads N` beyond the main one (cli/thread-worker.ts): its own
+ * policies, compiled or taken from the cache, and its server on the shared port and data
+ * directory.
+ */
+export async function startThread(config: ServeSettings, threads: ThreadGroup): Promise<{ server: RunningServer; engine: PolicyEngine }> {
+  const jwtIdentities = config.jwtIssuersFile ? JwtIdentities.fromFile(config.jwtIssuersFile) : null;
+  const engine = await openPolicies(config, true);
+  try {
+    return { server: await startServer({ ...config, policies: engine, jwtIdentities, threads }), engine };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}
+
+/** A port free on `host` now, for threads that must all name it. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }

@@ -1,9 +1,8 @@
-import { decodeValue, type WriteOp } from '../cluster/write-set.ts';
 import { ENVS, type Env } from '../env.ts';
 import { GatehouseError } from '../errors.ts';
 import { sortableId } from '../ids.ts';
 import { log } from '../log.ts';
-import type { Store, TransactionValue } from '../store.ts';
+import type { CommittedWrite, Store, TransactionValue } from '../store.ts';
 import type { Embedder } from './embedder.ts';
 import { DEFAULT_WEIGHTS, rankHybrid, type Components, type Weights } from './hybrid-ranking.ts';
 import { KEY_PATTERN, NAMESPACE_PATTERN, RELATION_PATTERN, type MemoryDraft, type MemoryItem, type MemoryLink } from './item.ts';
@@ -210,32 +209,33 @@ export class Memory {
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
-    store.onReplicated((ops, node) => this.learn(ops, node === store.nodeId ? 0 : REMOTE_VECTOR_GRACE_MS));
+    store.onReplicated((writes, node) => this.learn(writes, node === store.nodeId ? 0 : REMOTE_VECTOR_GRACE_MS), [ITEMS_DATABASE, VECTORS_DATABASE]);
   }
 
   /**
    * Cluster mode: adds the versions a commit from the stream wrote (applied to LMDB by its `ops`)
-   * to the query side, with their vectors, so every instance answers for every item. A version
+   * to the query side, with their vectors, so every instance answers for every item; in
+   * `--threads` mode, those another thread committed. A version
    * written without a vector (a decision's) gets it from its writer's backfill, which arrives as
    * a later commit; another instance embeds it only if that has not come after `graceMs`
    * (REMOTE_VECTOR_GRACE_MS: its writer stopped, say), instead of every instance embedding every
    * item. The writer's own commit may reach it through the stream first: it embeds at once.
    */
-  private learn(ops: readonly WriteOp[], graceMs: number): void {
-    for (const op of ops) {
-      if (op.length !== 3) continue;
-      if (op[0] === VECTORS_DATABASE) {
+  private learn(writes: readonly CommittedWrite[], graceMs: number): void {
+    for (const write of writes) {
+      if (write.db === VECTORS_DATABASE) {
         if (this.computeVector) continue;
-        const [env, id, version] = op[1] as [Env, string, number];
+        const [env, id, version] = write.key as [Env, string, number];
         const item = { env, id, version };
         if (!this.spaces[env] || !this.vectorSink.wants(item)) continue;
-        const vector = vectorOf(decodeValue(op[2]) as StoredVector, this.embedder.id);
+        const stored = write.value() as StoredVector | undefined;
+        const vector = stored && vectorOf(stored, this.embedder.id);
         if (vector) this.vectorSink.set(item, vector);
         continue;
       }
-      if (op[0] !== ITEMS_DATABASE) continue;
-      const item = decodeValue(op[2]) as MemoryItem;
-      this.addCommitted(item, this.storedVector(item), graceMs);
+      if (write.db !== ITEMS_DATABASE) continue;
+      const item = write.value() as MemoryItem | undefined;
+      if (item) this.addCommitted(item, this.storedVector(item), graceMs);
     }
   }
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
 import { sweepExpired } from '../chunked-scan.ts';
+import { GatehouseError } from '../errors.ts';
 import type { Store } from '../store.ts';
+import type { SharedTable } from '../threads/shared-table.ts';
 
 /**
  * Refuses a signature seen before: the same signature bytes, or the same `nonce` from the same
@@ -34,13 +36,29 @@ export interface ClaimedMarkers {
   until: number;
 }
 
+/** A shared marker's fields: until when it is claimed, and when it may be forgotten (0: not stored yet). */
+export const REPLAY_FIELDS = 2;
+
+/**
+ * How long a stored marker stays in the threads' shared table: past it, every thread's reads of
+ * LMDB see it stored (lmdb-js renews a thread's read snapshot within a turn of the event loop).
+ */
+const SHARED_AFTER_STORED_MS = 1000;
+
 export class ReplayGuard {
   private readonly seen: Database<number, string>;
   private readonly pending = new Map<string, number>();
   /** In cluster mode, where the markers are claimed across the cluster. */
   shared: SharedReplayMarks | null = null;
 
-  constructor(store: Store) {
+  /**
+   * `threads`: in `--threads` mode, the markers being stored are held in memory every thread of
+   * the process shares (core/threads/thread-group.ts) instead of this thread's own.
+   */
+  constructor(
+    store: Store,
+    private readonly threads: SharedTable | null = null,
+  ) {
     this.seen = store.database<number, string>('signature-replay');
   }
 
@@ -56,15 +74,49 @@ export class ReplayGuard {
    */
   claim(request: ReplayMarkers, until: number, now = Date.now()): string[] | null {
     const markers = this.markers(request);
-    for (const marker of markers) {
-      const expiry = this.pending.get(marker) ?? this.seen.get(marker);
-      if (expiry !== undefined && expiry > now) return null;
+    const table = this.threads;
+    if (table) {
+      if (!table.locked(() => this.claimShared(table, markers, until, now))) return null;
+    } else {
+      for (const marker of markers) {
+        const expiry = this.pending.get(marker) ?? this.seen.get(marker);
+        if (expiry !== undefined && expiry > now) return null;
+      }
+      for (const marker of markers) this.pending.set(marker, until);
     }
-    for (const marker of markers) {
-      this.pending.set(marker, until);
-      void this.seen.put(marker, until).finally(() => this.pending.delete(marker));
-    }
+    for (const marker of markers) void this.seen.put(marker, until).finally(() => this.stored(marker));
     return markers;
+  }
+
+  private claimShared(table: SharedTable, markers: string[], until: number, now: number): boolean {
+    for (const marker of markers) {
+      const slot = table.find(marker);
+      const expiry = slot >= 0 ? table.values[slot * REPLAY_FIELDS] : this.seen.get(marker);
+      if (expiry !== undefined && expiry > now) return false;
+    }
+    for (const marker of markers) {
+      let slot = table.insert(marker);
+      if (slot < 0) {
+        table.sweep((s) => table.values[s * REPLAY_FIELDS]! <= now || (table.values[s * REPLAY_FIELDS + 1]! !== 0 && table.values[s * REPLAY_FIELDS + 1]! <= now));
+        slot = table.insert(marker);
+        if (slot < 0) throw new GatehouseError('not_ready', 'too many signed requests are being recorded at once; retry shortly');
+      }
+      table.values[slot * REPLAY_FIELDS] = until;
+      table.values[slot * REPLAY_FIELDS + 1] = 0;
+    }
+    return true;
+  }
+
+  private stored(marker: string): void {
+    const table = this.threads;
+    if (!table) {
+      this.pending.delete(marker);
+      return;
+    }
+    table.locked(() => {
+      const slot = table.find(marker);
+      if (slot >= 0) table.values[slot * REPLAY_FIELDS + 1] = Date.now() + SHARED_AFTER_STORED_MS;
+    });
   }
 
   /** Deletes markers that have expired, a chunk per event-loop turn; resolves to how many. */

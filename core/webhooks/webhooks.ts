@@ -53,6 +53,7 @@ export class Webhooks {
   readonly dispatcher: Dispatcher;
   private stopped = false;
   private shared: SharedDeliveries | null = null;
+  private started = false;
 
   constructor(
     store: Store,
@@ -74,6 +75,7 @@ export class Webhooks {
    * instance `shared` hands it to, and this dispatcher only makes the attempts.
    */
   start(shared: SharedDeliveries | null = null): void {
+    this.started = true;
     this.shared = shared;
     if (shared) shared.start(this.dispatcher, this.options.attemptTimeoutMs);
     else this.dispatcher.start(() => this.kick());
@@ -96,7 +98,8 @@ export class Webhooks {
   private kick(): void {
     // Every committed call kicks; with no endpoint there is nothing to fan out or deliver, and
     // the first endpoint's own commit kicks again.
-    if (this.stopped || this.endpoints.isEmpty()) return;
+    // Only a started server fans out and delivers: in `--threads` mode, thread 0 alone.
+    if (!this.started || this.stopped || this.endpoints.isEmpty()) return;
     const wake = () => {
       if (!this.shared) this.dispatcher.wake();
     };

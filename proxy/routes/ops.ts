@@ -61,8 +61,8 @@ const metrics: RouteDef = {
   audited: false,
   responses: { 200: { description: 'Prometheus text format.', contentType: 'text/plain; version=0.0.4' } },
   async handle(ctx) {
-    const { registry } = ctx.services.metrics;
-    return { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() };
+    const { metrics } = ctx.services;
+    return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.exposition() };
   },
 };
 

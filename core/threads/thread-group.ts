@@ -1,0 +1,177 @@
+import { GatehouseError } from '../errors.ts';
+import type { SharedClaims } from '../idempotency.ts';
+import type { ThreadCommits } from '../store.ts';
+import { BUCKET_FIELDS } from '../rate-limiter.ts';
+import { REPLAY_FIELDS } from '../signatures/replay-guard.ts';
+import { SharedTable, type SharedTableMemory } from './shared-table.ts';
+
+/**
+ * The threads of one `--threads N` process (docs/api.md, *Threads*): each runs the whole
+ * API on one port and one LMDB environment, and what must be one across them lives here, in
+ * shared memory: the Idempotency-Keys in flight, the rate limits' buckets, the signature replay
+ * markers not yet stored, and how far each thread has learned the others' commits. Thread 0 (the
+ * main thread) creates the group and hands `memory` to each worker in its `workerData`.
+ */
+export interface ThreadGroupMemory {
+  size: number;
+  channel: string;
+  claims: SharedTableMemory;
+  keyBuckets: SharedTableMemory;
+  addressBuckets: SharedTableMemory;
+  replayMarks: SharedTableMemory;
+  learned: SharedArrayBuffer;
+}
+
+/** Entries each table holds at most (three quarters of its slots; see SharedTable.insert). */
+const CLAIM_SLOTS = 1 << 14;
+const BUCKET_SLOTS = 1 << 16;
+const REPLAY_SLOTS = 1 << 16;
+
+
+type GatherMessage = { kind: 'ask'; id: number } | { kind: 'answer'; id: number; value: unknown };
+
+/** How long `gather` waits for the other threads. */
+const GATHER_TIMEOUT_MS = 1000;
+
+export class ThreadGroup {
+  readonly claims: SharedTable;
+  readonly keyBuckets: SharedTable;
+  readonly addressBuckets: SharedTable;
+  readonly replayMarks: SharedTable;
+  private readonly learnedSeqs: BigInt64Array;
+  private readonly channel: BroadcastChannel;
+  /** Requests for each thread's metrics and their answers (`gather`). */
+  private readonly metricsChannel: BroadcastChannel;
+  private readonly gathering = new Map<number, { answers: unknown[]; done: () => void }>();
+  private nextGather = 0;
+  private answer: (() => Promise<unknown>) | null = null;
+
+  private constructor(
+    readonly memory: ThreadGroupMemory,
+    /** This thread's place in the group: 0 is the main thread, which runs the work done once per process. */
+    readonly index: number,
+  ) {
+    this.claims = SharedTable.attach(memory.claims, 1);
+    this.keyBuckets = SharedTable.attach(memory.keyBuckets, BUCKET_FIELDS);
+    this.addressBuckets = SharedTable.attach(memory.addressBuckets, BUCKET_FIELDS);
+    this.replayMarks = SharedTable.attach(memory.replayMarks, REPLAY_FIELDS);
+    this.learnedSeqs = new BigInt64Array(memory.learned);
+    this.channel = new BroadcastChannel(memory.channel);
+    this.metricsChannel = new BroadcastChannel(`${memory.channel}-metrics`);
+    // The channels must not keep a thread alive once its server has closed.
+    (this.channel as BroadcastChannel & { unref(): void }).unref();
+    (this.metricsChannel as BroadcastChannel & { unref(): void }).unref();
+    this.metricsChannel.onmessage = (event: MessageEvent<GatherMessage>) => void this.onGatherMessage(event.data);
+  }
+
+  /** A group of `size` threads, seen from thread 0. */
+  static create(size: number): ThreadGroup {
+    return new ThreadGroup(
+      {
+        size,
+        channel: `gatehouse-threads-${process.pid}-${Math.random().toString(36).slice(2)}`,
+        claims: SharedTable.create(CLAIM_SLOTS, 1).memory,
+        keyBuckets: SharedTable.create(BUCKET_SLOTS, BUCKET_FIELDS).memory,
+        addressBuckets: SharedTable.create(BUCKET_SLOTS, BUCKET_FIELDS).memory,
+        replayMarks: SharedTable.create(REPLAY_SLOTS, REPLAY_FIELDS).memory,
+        learned: new SharedArrayBuffer(size * 8),
+      },
+      0,
+    );
+  }
+
+  /** The group seen from worker thread `index`. */
+  static join(memory: ThreadGroupMemory, index: number): ThreadGroup {
+    return new ThreadGroup(memory, index);
+  }
+
+  get size(): number {
+    return this.memory.size;
+  }
+
+  /** How the store tells the other threads of its commits and learns theirs (core/store.ts). */
+  commits(): ThreadCommits {
+    return {
+      node: `thread-${this.index}`,
+      announce: () => this.channel.postMessage(this.index),
+      learned: (seq) => Atomics.store(this.learnedSeqs, this.index, BigInt(seq)),
+      onAnnounced: (listener) => {
+        this.channel.onmessage = () => listener();
+      },
+      learnedByAll: () => {
+        let least = Number.MAX_SAFE_INTEGER;
+        for (let i = 0; i < this.size; i++) least = Math.min(least, Number(Atomics.load(this.learnedSeqs, i)));
+        return least;
+      },
+    };
+  }
+
+  /**
+   * Idempotency-Keys in flight in any thread. Once claimed, `sync` makes the thread's next read
+   * see every commit made so far, a reply another thread stored for the key included.
+   */
+  idempotencyClaims(refreshReads: () => void): SharedClaims {
+    const table = this.claims;
+    return {
+      claim: (id) =>
+        Promise.resolve(
+          table.locked(() => {
+            if (table.find(id) >= 0) return false;
+            if (table.insert(id) < 0) throw new GatehouseError('not_ready', 'too many requests with an Idempotency-Key are in flight; retry shortly');
+            return true;
+          }),
+        ),
+      release: (id) =>
+        table.locked(() => {
+          const slot = table.find(id);
+          if (slot >= 0) table.remove(slot);
+        }),
+      sync: () => {
+        refreshReads();
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /**
+   * What every thread's `provide` gives: this one's first, then the others' as they answer. A
+   * thread that has not answered within `timeoutMs` (stopping, or stuck) is left out.
+   */
+  async gather(timeoutMs = GATHER_TIMEOUT_MS): Promise<unknown[]> {
+    if (!this.answer) throw new Error('this thread provides nothing to gather');
+    const answers = [await this.answer()];
+    if (this.size === 1) return answers;
+    const id = this.index * 2 ** 32 + this.nextGather++;
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.gathering.delete(id);
+        resolve(answers);
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.gathering.set(id, { answers, done: finish });
+      this.metricsChannel.postMessage({ kind: 'ask', id } satisfies GatherMessage);
+    });
+  }
+
+  /** What this thread gives when one gathers (`gather`): its metrics. */
+  provide(answer: () => Promise<unknown>): void {
+    this.answer = answer;
+  }
+
+  private async onGatherMessage(message: GatherMessage): Promise<void> {
+    if (message.kind === 'ask') {
+      if (this.answer) this.metricsChannel.postMessage({ kind: 'answer', id: message.id, value: await this.answer() } satisfies GatherMessage);
+      return;
+    }
+    const gathering = this.gathering.get(message.id);
+    if (!gathering) return;
+    gathering.answers.push(message.value);
+    if (gathering.answers.length === this.size) gathering.done();
+  }
+
+  close(): void {
+    this.channel.close();
+    this.metricsChannel.close();
+  }
+}

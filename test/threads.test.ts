@@ -1,0 +1,198 @@
+import { Worker } from 'node:worker_threads';
+import t, { type Test } from 'tap';
+import WebSocket from 'ws';
+import { Agent, request } from 'undici';
+import { Store } from '../core/store.ts';
+import { SharedTable } from '../core/threads/shared-table.ts';
+import { gatehouse } from './helpers/cli.ts';
+import { call, issueKey, tempDir } from './helpers/gatehouse.ts';
+import { startServe } from './helpers/serve-process.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
+import { wsUrl } from './helpers/stream-client.ts';
+
+// `gatehouse serve --threads N`: the shared-memory table the threads share state in, then the
+// whole server on two threads, driven over many connections so the kernel spreads them.
+
+t.setTimeout(300_000);
+
+t.test('the shared table finds, inserts and removes as a map does, whatever the collisions', async (t) => {
+  // 64 slots: 40 live ids collide often, and removals shift probe runs back.
+  const table = SharedTable.create(64, 1);
+  const model = new Map<string, number>();
+  let seed = 7;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  for (let step = 0; step < 20_000; step++) {
+    const id = `id-${random(60)}`;
+    table.locked(() => {
+      if (random(3) === 0) {
+        const slot = table.find(id);
+        if (slot >= 0) table.remove(slot);
+        model.delete(id);
+      } else {
+        const slot = table.insert(id);
+        if (slot < 0) return t.ok(model.size * 4 >= 64 * 3, 'refused only when three quarters full');
+        table.values[slot] = step;
+        model.set(id, step);
+      }
+    });
+  }
+  table.locked(() => {
+    const held = new Map<string, number>();
+    for (let i = 0; i < 60; i++) {
+      const slot = table.find(`id-${i}`);
+      if (slot >= 0) held.set(`id-${i}`, table.values[slot]!);
+    }
+    t.same(held, model, 'every id holds its last value, and removed ones are gone');
+    let visited = 0;
+    table.sweep(() => (visited++, false));
+    t.equal(visited, model.size, 'a sweep visits every entry once');
+    table.sweep(() => true);
+    t.equal(table.find('id-1'), -1, 'a sweep removes what it is told to');
+  });
+});
+
+t.test('the shared table lock keeps updates from several threads whole', async (t) => {
+  const table = SharedTable.create(16, 1);
+  const rounds = 50_000;
+  const worker = () => {
+    const w = new Worker(new URL('./helpers/shared-table-worker.ts', import.meta.url), {
+      workerData: { memory: table.memory, rounds },
+      execArgv: [...process.execArgv, '--import', new URL('../scripts/register-typescript.js', import.meta.url).href],
+    });
+    return new Promise<void>((resolve, reject) => {
+      w.once('message', () => resolve());
+      w.once('error', reject);
+    }).finally(() => w.terminate());
+  };
+  await Promise.all([worker(), worker()]);
+  table.locked(() => t.equal(table.values[table.find('counter')], 2 * rounds, 'no increment lost'));
+});
+
+const ADMIN = 'threads-test-admin-key-0123456789abcdef';
+
+/** `--threads 2` with signatures off, the sandbox limit `rate`, and webhooks allowed to reach 127.0.0.1. */
+async function startThreads(t: Test, rate: string) {
+  const dataDir = tempDir(t);
+  const served = await startServe(['--threads', '2', '--data-dir', dataDir, '--signatures', 'off', '--rate-sandbox', rate, '--webhook-allow', '127.0.0.1'], { GATEHOUSE_ADMIN_KEY: ADMIN });
+  t.teardown(() => served.child.kill('SIGKILL'));
+  return { ...served, dataDir };
+}
+
+/** Sends `n` requests from each of `connections` connections of their own, all at once; resolves to every answer. */
+async function fromConnections<T>(connections: number, n: number, send: (agent: Agent, c: number, i: number) => Promise<T>): Promise<T[]> {
+  const agents = Array.from({ length: connections }, () => new Agent({ connections: 1 }));
+  try {
+    const answers = await Promise.all(agents.map(async (agent, c) => {
+      const out: T[] = [];
+      for (let i = 0; i < n; i++) out.push(await send(agent, c, i));
+      return out;
+    }));
+    return answers.flat();
+  } finally {
+    await Promise.all(agents.map((agent) => agent.close()));
+  }
+}
+
+function post(url: string, agent: Agent, key: string, body: unknown, headers: Record<string, string> = {}) {
+  return request(`${url}/v1/decisions`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  }).then(async (r) => ({ status: r.statusCode, replayed: r.headers['idempotent-replayed'], text: await r.body.text() }));
+}
+
+function metric(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+t.test('two threads serve one port and one store: one audit chain, one memory numbering, every event streamed and delivered once', async (t) => {
+  const served = await startThreads(t, '100000/100000');
+  const writer = await issueKey(served.url, ADMIN, { env: 'sandbox', scopes: ['decisions:write', 'decisions:read', 'stream:subscribe', 'webhooks:manage', 'memory:read'] });
+  const receiver = await startReceiver(t);
+  t.equal((await call(served.url, 'POST', '/v1/webhooks/config', { key: writer.key, body: { url: receiver.url, events: ['decision.created'] } })).status, 201, 'a webhook endpoint is registered');
+
+  // Subscribers on several connections: whichever thread each reached, it must see every thread's events.
+  const subscribers = await Promise.all(Array.from({ length: 4 }, () => new Promise<{ ids: string[]; ws: WebSocket }>((resolve, reject) => {
+    const ws = new WebSocket(wsUrl(served.url), { headers: { authorization: `Bearer ${writer.key}` } });
+    const ids: string[] = [];
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      if (message.type === 'subscribed') resolve({ ids, ws });
+      if (message.type === 'event' && message.kind === 'decision.created') ids.push(message.data.id);
+    });
+    ws.once('open', () => ws.send(JSON.stringify({ type: 'subscribe', topics: ['decisions'] })));
+    ws.once('error', reject);
+  })));
+  t.teardown(() => subscribers.forEach((s) => s.ws.terminate()));
+
+  const answers = await fromConnections(8, 40, (agent, c, i) => post(served.url, agent, writer.key, { title: `threaded ${c}-${i}`, policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: i }] }));
+  t.ok(answers.every((a) => a.status === 200), 'every decision is created');
+  const ids = answers.map((a) => JSON.parse(a.text).id as string);
+  t.equal(new Set(ids).size, 320, 'each once');
+
+  const metrics = (await call(served.url, 'GET', '/metrics')).text;
+  const perThread = [0, 1].map((i) => metric(metrics, `gatehouse_thread_requests{thread="${i}"}`));
+  t.ok(perThread.every((n) => n > 0), `both threads answered requests (${perThread.join(' and ')})`);
+  t.equal(metric(metrics, 'gatehouse_http_requests_total{method="POST",route="/v1/decisions",status="200"}'), 320, 'a scrape on either thread counts both');
+
+  for (const subscriber of subscribers) {
+    for (let waited = 0; subscriber.ids.length < 320 && waited < 200; waited++) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(subscribers.every((s) => s.ids.length === 320 && new Set(s.ids).size === 320), 'every subscriber got every decision once');
+  await receiver.waitFor((r) => r.length >= 320);
+  await new Promise((r) => setTimeout(r, 500));
+  const delivered = receiver.received.map((r) => JSON.parse(r.body).data.id as string);
+  t.equal(delivered.length, 320, 'each event delivered by one thread only');
+  t.same(new Set(delivered), new Set(ids));
+
+  // Each thread's memory learns the other's decisions: the one held by the other answers on every connection.
+  // The last answer is connection 7's last request.
+  const last = ids.at(-1)!;
+  const seen = await fromConnections(6, 1, async (agent) => {
+    for (let tries = 0; tries < 100; tries++) {
+      const r = await request(`${served.url}/v1/memory/query`, { method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${writer.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'threaded 7-39', namespaces: ['decisions'], topK: 3 }) });
+      const found = ((await r.body.json()) as { results: Array<{ key: string }> }).results.some((x) => x.key === last);
+      if (found) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return false;
+  });
+  t.ok(seen.every(Boolean), 'the last decision is in memory on every connection');
+
+  served.child.kill('SIGTERM');
+  t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
+  const verified = await gatehouse(['audit', 'verify', '--data-dir', served.dataDir]);
+  t.equal(verified.code, 0, 'the audit chain verifies');
+  t.match(verified.stdout, /audit chain intact: \d+ entries/);
+  const store = Store.open({ dataDir: served.dataDir });
+  t.teardown(() => store.close());
+  const revisions = [...store.database<{ revision: number; env: string }>('memory-items').getRange()].filter((e) => e.value.env === 'sandbox').map((e) => e.value.revision);
+  t.equal(new Set(revisions).size, revisions.length, 'no memory revision was given twice');
+  t.equal(Math.max(...revisions), revisions.length, 'revisions are dense, in one order');
+});
+
+t.test('threads share Idempotency-Keys in flight and rate limits', async (t) => {
+  const served = await startThreads(t, '50/100');
+  const writer = await issueKey(served.url, ADMIN, { env: 'sandbox', scopes: ['decisions:write'] });
+
+  const body = { title: 'once', policy: 'decision-gate-v1', context: [{ source: 'risk:score', value: 1 }] };
+  const same = await fromConnections(8, 1, (agent) => post(served.url, agent, writer.key, body, { 'idempotency-key': 'threads-once' }));
+  const created = same.filter((a) => a.status === 200);
+  t.ok(created.length >= 1, 'one was created');
+  t.equal(new Set(created.map((a) => JSON.parse(a.text).id)).size, 1, 'every 200 names the one decision');
+  t.ok(created.filter((a) => a.replayed !== 'true').length === 1, 'the others replay it');
+  t.ok(same.every((a) => a.status === 200 || a.status === 409), 'or are told it is in flight');
+
+  const started = performance.now();
+  const burst = await fromConnections(8, 40, (agent, c, i) => post(served.url, agent, writer.key, { ...body, title: `burst ${c}-${i}` }));
+  const seconds = (performance.now() - started) / 1000;
+  const allowed = burst.filter((a) => a.status === 200).length;
+  t.ok(burst.every((a) => a.status === 200 || a.status === 429), 'refused with 429 beyond the limit');
+  // One bucket for the key: 100 burst (less the request above) plus 50/s, not that on each thread.
+  t.ok(allowed <= 100 + Math.ceil(50 * seconds) + 1, `${allowed} allowed in ${seconds.toFixed(2)} s: the limit holds across threads`);
+  t.ok(allowed >= 90, `${allowed} allowed: the burst is available`);
+  served.child.kill('SIGTERM');
+  t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
+});
