@@ -114,6 +114,9 @@ function tallyKey(record: DecisionRecord): TallyKey {
   return [record.env, record.status, record.gate, record.nextAction, record.policy];
 }
 
+/** Where decisions are stored: in `--threads` mode thread 0 learns the other threads' writes to it (core/memory/decision-memory.ts). */
+export const DECISIONS_DATABASE = 'decisions';
+
 export class DecisionStore {
   private readonly db: Database<DecisionRecord, [Env, string]>;
   private readonly tallies: Database<number, TallyKey>;
@@ -121,7 +124,7 @@ export class DecisionStore {
   private readonly tallyValues = new Map<string, TransactionValue<number>>();
 
   constructor(private readonly store: Store) {
-    this.db = store.database<DecisionRecord, [Env, string]>('decisions');
+    this.db = store.database<DecisionRecord, [Env, string]>(DECISIONS_DATABASE);
     this.tallies = store.database<number, TallyKey>('decision-tallies');
     this.tallyEarlierDecisions(store);
   }

@@ -72,7 +72,7 @@ export interface HeldRequestSender {
   send(held: HeldRequest): Promise<{ outcome: HeldOutcome; audit: AuditDraft }>;
 }
 
-const HELD_DATABASE = 'held-requests';
+export const HELD_DATABASE = 'held-requests';
 
 export class HeldRequests {
   private readonly db: Database<HeldRequest, string>;
@@ -117,7 +117,7 @@ export class HeldRequests {
         const held = write.db === HELD_DATABASE ? (write.value() as HeldRequest | undefined) : undefined;
         if (held?.state === 'pending') this.dispatch(held.id);
       }
-    }, [HELD_DATABASE]);
+    });
   }
 
   /**
@@ -217,7 +217,7 @@ export class HeldRequests {
   }
 
   private dispatch(id: string): void {
-    if (this.sentElsewhere) return;
+    if (this.sentElsewhere) return this.store.wakeMainThread();
     const sending = this.send(id).catch((error) => log.error({ heldRequest: id, err: error }, 'a held request could not be recorded'));
     this.sending.add(sending);
     void sending.finally(() => this.sending.delete(sending));

@@ -70,13 +70,17 @@ export interface CommitReplication {
 export interface ThreadCommits {
   /** This thread's name in the commits it makes. */
   readonly node: string;
-  /** Tells the other threads that this one committed. */
+  /** Tells the other threads that want to hear of commits at once (`want`) that this one committed. */
   announce(): void;
+  /** Wakes thread `index` to learn the commits made so far (0: the thread that does what is done once per process). */
+  wake(index: number): void;
+  /** While on, this thread is woken by the other threads' commits (counted: each `true` needs its `false`). */
+  want(on: boolean): void;
   /** Records how far this thread has learned the commit log. */
   learned(seq: number): void;
   /** How far every thread has learned it: entries up to there may be pruned. */
   learnedByAll(): number;
-  /** Calls `listener` when another thread has committed. */
+  /** Calls `listener` when another thread has woken this one. */
   onAnnounced(listener: () => void): void;
 }
 
@@ -108,8 +112,8 @@ export class CommitConflict extends Error {
 const LOCAL_ONLY = new Set(['audit-checkpoints', 'signature-replay', 'memory-evicted-keys']);
 
 /**
- * In `--threads` mode, the commits that wrote to a database some thread learns from
- * (`onReplicated`): sequence → the thread that made it and the keys it wrote there, so each
+ * In `--threads` mode, the commits that wrote to a database the threads learn from (the ones
+ * `joinThreads` names): sequence → the thread that made it and the keys it wrote there, so each
  * thread learns them in commit order, inside its next write transaction at the latest.
  */
 const THREAD_LOG = 'thread-commits';
@@ -264,9 +268,8 @@ export class Store {
   private learnedSeq = 0;
   private loggedSeq = 0;
   private touched: Array<[string, Key]> | null = null;
-  /** The databases whose writes some listener of `onReplicated` learns. */
+  /** `--threads` mode: the databases whose writes the threads log for each other (`joinThreads`). */
   private readonly learnedDatabases = new Set<string>();
-  private readonly recorded = new Set<string>();
 
   private constructor(
     root: RootDatabase,
@@ -323,7 +326,7 @@ export class Store {
       db = this.root.openDB<V, K>({ name, sharedStructuresKey: SHARED_STRUCTURES, mapsAsObjects: true } as never);
       this.databases.set(name, db);
       if (this.replication) this.captureWrites(name, db);
-      if (this.threads) this.recordLearnedWrites(name);
+      if (this.learnedDatabases.has(name)) this.recordLearnedWrites(name);
     }
     return db as Database<V, K>;
   }
@@ -354,16 +357,20 @@ export class Store {
   /**
    * `--threads` mode: from now on each write transaction first learns the commits other threads
    * made since the last (in their order, through the `onReplicated` listeners), and logs what it
-   * writes that they learn; each commit is announced to them. Call before anything is committed
-   * and before the listeners build what they hold from the store, in the same turn, so they
-   * start exactly where the log does.
+   * writes to `logged`, the databases whose writes the threads learn; each commit is announced to
+   * the threads that want to hear (`followThreads`). Call before anything is committed and before
+   * the listeners build what they hold from the store, in the same turn, so they start exactly
+   * where the log does.
    */
-  joinThreads(threads: ThreadCommits): void {
+  joinThreads(threads: ThreadCommits, logged: readonly string[]): void {
     if (this.replication) throw new Error('threads and cluster mode do not combine');
     this.threads = threads;
     for (const key of this.database<ThreadLogEntry, number>(THREAD_LOG).getKeys({ reverse: true, limit: 1 })) this.learnedSeq = key;
     threads.learned(this.learnedSeq);
-    for (const name of this.learnedDatabases) this.recordLearnedWrites(name);
+    for (const name of logged) {
+      this.learnedDatabases.add(name);
+      this.recordLearnedWrites(name);
+    }
     threads.onAnnounced(() => {
       this.refreshReads();
       this.learnThreads();
@@ -371,16 +378,40 @@ export class Store {
     });
   }
 
+  /**
+   * `--threads` mode: learns the other threads' commits made so far, now rather than in this
+   * thread's next write transaction or when woken (a reader of what they hold in process memory
+   * calls it first). Without threads, nothing to do.
+   */
+  catchUpThreads(): void {
+    if (!this.threads || this.closed) return;
+    this.refreshReads();
+    this.learnThreads();
+  }
+
+  /**
+   * `--threads` mode: while on, this thread is woken by each other thread's commit, its
+   * `onReplicated` listeners called at once (a stream with subscribers publishes what the other
+   * threads commit as it happens). Off, it learns them at its next write or `catchUpThreads`.
+   */
+  followThreads(on: boolean): void {
+    this.threads?.want(on);
+  }
+
+  /** `--threads` mode: wakes thread 0, which does the work done once per process (webhook deliveries, the proxy gateway's sends). */
+  wakeMainThread(): void {
+    this.threads?.wake(0);
+  }
+
   /** Makes the next read outside a transaction see every commit made so far, other threads' and processes' too. */
   refreshReads(): void {
     (this.root as RootDatabase & { resetReadTxn(): void }).resetReadTxn();
   }
 
-  /** Logs the keys written to `name` while a write transaction runs, if a listener learns them. */
+  /** Logs the keys written to `name` while a write transaction runs (`joinThreads`). */
   private recordLearnedWrites(name: string): void {
     const db = this.databases.get(name);
-    if (!db || !this.learnedDatabases.has(name) || this.recorded.has(name)) return;
-    this.recorded.add(name);
+    if (!db) return;
     const put = db.put.bind(db);
     const remove = db.remove.bind(db);
     // lmdb-js's own records (its shared structures, under a symbol) are not learned.
@@ -505,7 +536,7 @@ export class Store {
     this.replicatedListeners.push(listener);
     for (const name of databases) {
       this.learnedDatabases.add(name);
-      if (this.threads) this.recordLearnedWrites(name);
+      if (this.learnedDatabases.has(name)) this.recordLearnedWrites(name);
     }
   }
 
@@ -573,6 +604,9 @@ export class Store {
   }
 
   private commitBatchNow(): void {
+    // What the other threads committed is learned (as far as this turn's reads see) before taking
+    // the write lock, which they wait on; what came since, inside it.
+    if (this.threads) this.learnThreads();
     const batch = this.takeBatch();
     let outcomes: Outcome[];
     try {

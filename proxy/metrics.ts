@@ -230,7 +230,8 @@ export interface Instrumented {
   workflow: DecisionWorkflow;
   webhooks: Webhooks;
   audit: AuditLog;
-  memory: Memory;
+  /** Null on a worker thread of `--threads`, which holds no memory. */
+  memory: Memory | null;
 }
 
 /**
@@ -247,6 +248,6 @@ export function instrument(metrics: Metrics, { store, evaluator, workflow, webho
   });
   const stop = evaluator.onReload?.(({ ok }) => metrics.policyReloads.inc({ result: ok ? 'ok' : 'error' }));
   metrics.readAuditChain(store, audit);
-  metrics.readMemory(memory);
+  if (memory) metrics.readMemory(memory);
   return stop ?? (() => {});
 }

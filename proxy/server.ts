@@ -22,6 +22,8 @@ import type { SignatureMode } from '../core/signatures/requirement.ts';
 import type { RequestContext } from './context.ts';
 import { bindFailure, ListenError } from './http/listen-error.ts';
 import type { ThreadGroup } from '../core/threads/thread-group.ts';
+import { DECISIONS_DATABASE } from '../core/decision-store.ts';
+import { HELD_DATABASE } from '../core/held-requests.ts';
 import { problemReply } from './http/problem.ts';
 import { readBody } from './http/request-body.ts';
 import { malformedHead } from './http/request-head.ts';
@@ -112,6 +114,37 @@ export interface ServerConfig {
   threads?: ThreadGroup;
 }
 
+/**
+ * `--threads`: the databases whose writes the other threads log for thread 0 (core/store.ts,
+ * `joinThreads`): decisions, which it records into memory, and held requests, which its gateway
+ * sends. Nothing thread 0 writes is needed elsewhere.
+ */
+const THREAD_LOGGED = [DECISIONS_DATABASE, HELD_DATABASE];
+
+/** A request a worker thread hands to thread 0, which holds memory: what its pipeline needs. */
+interface HandedRequest {
+  method: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  params: Record<string, string>;
+  /** The route's uWS pattern, which with the method names the route on thread 0 too. */
+  pattern: string;
+  rawBody: Uint8Array | null;
+  bodyTooLarge: boolean;
+  remoteAddress: string;
+  lateForShutdown: boolean;
+}
+
+interface HandedAnswer {
+  reply: Reply;
+  requestId: string;
+  close: boolean;
+}
+
+/** How long a handed request may take on thread 0 (a memory query or a context synthesis is milliseconds). */
+const HANDED_REQUEST_TIMEOUT_MS = 60_000;
+
 export const DEFAULTS = {
   host: '127.0.0.1',
   port: 8080,
@@ -176,7 +209,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   });
   const threads = config.threads ?? null;
   // Before anything reads the store to build what it holds: it learns the other threads' commits from there on.
-  if (threads) store.joinThreads(threads.commits());
+  if (threads) store.joinThreads(threads.commits(), threads.index === 0 ? [] : THREAD_LOGGED);
   const once = !threads || threads.index === 0;
   const replica = config.cluster ? await joinCluster(store, config.cluster) : null;
   let census: PolicyCensus | null = null;
@@ -236,7 +269,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // At the default level a request pays one boolean test for its log line; at debug, one JSON
   // line (a few microseconds).
   const logRequests = log.isLevelEnabled('debug');
-  const send = (res: HttpResponse, ctx: RequestContext, reply: Reply) => {
+  /** Counts, traces and logs a request answered here (its reply written here or by the thread that handed it over). */
+  const record = (ctx: RequestContext, reply: Reply) => {
     const status = String(reply.status);
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     services.metrics.requests.inc({ method: ctx.method, route: ctx.routeLabel, status });
@@ -256,6 +290,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     if (logRequests) {
       log.debug({ requestId: ctx.requestId, method: ctx.method, route: ctx.routeLabel, status: reply.status, keyId: ctx.principal?.keyId ?? null, code: ctx.errorCode, ms: seconds * 1000 }, 'request');
     }
+  };
+  const send = (res: HttpResponse, ctx: RequestContext, reply: Reply) => {
+    record(ctx, reply);
     if (res.aborted) return;
     // The stream's upgrade passed the pipeline: hand the connection to the stream (proxy/streaming/).
     if (reply.status === 101 && res.upgradeContext && ctx.principal) {
@@ -280,6 +317,33 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     res.started = true;
     void runPipeline(ctx)
       .then((reply) => send(res, ctx, reply))
+      .catch((error) => answerInternal(res, ctx.requestId, error))
+      .finally(() => inFlight--);
+  };
+
+  // `--threads`: memory lives on thread 0, so the other threads hand it the routes that read it
+  // (core/threads/thread-group.ts), and write back what it answers.
+  const handsMemoryOver = threads !== null && threads.index > 0;
+  const handOver = (res: HttpResponse, ctx: RequestContext, pattern: string) => {
+    res.started = true;
+    const request: HandedRequest = {
+      method: ctx.method,
+      path: ctx.path,
+      rawQuery: ctx.rawQuery,
+      headers: ctx.headers,
+      params: ctx.params,
+      pattern,
+      rawBody: ctx.rawBody,
+      bodyTooLarge: ctx.bodyTooLarge,
+      remoteAddress: ctx.remoteAddress(),
+      lateForShutdown: ctx.lateForShutdown,
+    };
+    void threads!
+      .call(request, HANDED_REQUEST_TIMEOUT_MS)
+      .then((answer) => {
+        const { reply, requestId, close } = answer as HandedAnswer;
+        if (!res.aborted) writeReply(res, reply, requestId, close || draining);
+      })
       .catch((error) => answerInternal(res, ctx.requestId, error))
       .finally(() => inFlight--);
   };
@@ -331,8 +395,11 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         readBody(res, bodyLimit, declared, (result) => {
           if (result.ok) ctx.rawBody = result.body;
           else ctx.bodyTooLarge = true;
-          start(res, ctx);
+          if (handsMemoryOver && route?.readsMemory) handOver(res, ctx, pattern);
+          else start(res, ctx);
         });
+      } else if (handsMemoryOver && route?.readsMemory) {
+        handOver(res, ctx, pattern);
       } else {
         start(res, ctx);
       }
@@ -363,11 +430,41 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     }),
   );
   app.any('/*', handler(new Map(), 'unmatched'));
+  if (threads?.index === 0) {
+    threads.answerCalls(async (payload): Promise<HandedAnswer> => {
+      const request = payload as HandedRequest;
+      const route = byPattern.get(request.pattern)?.get(request.method);
+      const ctx = newContext(services, tracing, {
+        method: request.method,
+        path: request.path,
+        query: new URLSearchParams(request.rawQuery),
+        rawQuery: request.rawQuery,
+        headers: request.headers,
+        params: request.params,
+        route,
+        routeLabel: route ? route.path : request.pattern,
+        allowed: [],
+        lateForShutdown: request.lateForShutdown || draining,
+        malformed: malformedHead(request.headers),
+        remoteAddress: () => request.remoteAddress,
+      });
+      ctx.rawBody = request.rawBody && Buffer.from(request.rawBody.buffer, request.rawBody.byteOffset, request.rawBody.byteLength);
+      ctx.bodyTooLarge = request.bodyTooLarge;
+      inFlight++;
+      try {
+        const reply = await runPipeline(ctx);
+        record(ctx, reply);
+        return { reply, requestId: ctx.requestId, close: ctx.closeConnection };
+      } finally {
+        inFlight--;
+      }
+    });
+  }
 
   const listenSocket = await listen(app, host, config.port ?? DEFAULTS.port, (config.reusePort ?? false) || threads !== null).catch(async (error: unknown) => {
     stream.close();
     (app as TemplatedApp & { close(): void }).close();
-    await services.memory.close();
+    if (once) await services.memory.close();
     await census?.stop();
     await replica?.stopReading();
     await store.close();
@@ -418,7 +515,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       stream.close();
       await services.webhooks.stop();
       (app as TemplatedApp & { close(): void }).close();
-      await services.memory.close();
+      if (once) await services.memory.close();
       await services.unauthenticated.flush().catch(logThrottleFailure);
       await checkpoints.stop();
       services.detach();

@@ -119,7 +119,11 @@ export interface ServiceOptions {
   alive?: ((node: string) => boolean) | null;
   /** Cluster mode: catches up with the commits the cluster holds. */
   catchUp?: (() => Promise<void>) | null;
-  /** `--threads` mode: the state every thread of the process shares (rate limits, replay markers). */
+  /**
+   * `--threads` mode: the state every thread of the process shares (rate limits, replay
+   * markers). Memory lives on thread 0 alone; the others serve no route that reads it
+   * (proxy/server.ts hands those to thread 0), so they build none.
+   */
   threads?: ThreadGroup | null;
   draining(): boolean;
 }
@@ -135,16 +139,14 @@ export function buildServices(options: ServiceOptions): Services {
   const events = new EventLog(store, audit);
   // Another instance's commits reach the stream's and the webhooks' readers as this one's do.
   store.onReplicated(() => events.announce());
-  const memory = new Memory(store, options.embedder, { retainDecisions: options.memoryDecisions });
-  const objectives = new Objectives(memory);
-  new DecisionMemory(memory, objectives, workflow, store);
-  const webhooks = new Webhooks(store, events, options.webhooks);
-  const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit, memory });
   const threads = options.threads ?? null;
+  const memorySide = !threads || threads.index === 0 ? buildMemory(store, options, workflow) : null;
+  const webhooks = new Webhooks(store, events, options.webhooks);
+  const detach = instrument(metrics, { store, evaluator, workflow, webhooks, audit, memory: memorySide?.memory ?? null });
   const replay = new ReplayGuard(store, threads?.replayMarks ?? null);
   replay.shared = options.replayMarks ?? null;
   const signingKeys = new SigningKeyRegistry(store);
-  return {
+  const services: Omit<Services, 'memory' | 'objectives' | 'impact'> = {
     store,
     evaluator,
     detach,
@@ -161,9 +163,6 @@ export function buildServices(options: ServiceOptions): Services {
     idempotency: new IdempotencyStore(store, options.idempotencyRetentionMs, options.idempotencyClaims ?? null),
     events,
     webhooks,
-    memory,
-    objectives,
-    impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }),
     rateLimiter: new RateLimiter(options.rateLimits, threads?.keyBuckets ?? null),
     unauthenticated: new UnauthenticatedThrottle(store, audit, options.unauthenticatedLimit, threads?.addressBuckets ?? null),
     metrics,
@@ -179,4 +178,27 @@ export function buildServices(options: ServiceOptions): Services {
     jwtIdentities: options.jwtIdentities ?? null,
     draining: options.draining,
   };
+  if (memorySide) {
+    const { memory, objectives } = memorySide;
+    return { ...services, memory, objectives, impact: new ImpactTrace({ audit, decisions: workflow.decisions, events, webhooks, memory, objectives }) };
+  }
+  return Object.defineProperties(services, {
+    memory: { get: memoryElsewhere },
+    objectives: { get: memoryElsewhere },
+    impact: { get: memoryElsewhere },
+  }) as Services;
+}
+
+/** Memory's query side and the decisions it records. */
+function buildMemory(store: Store, options: ServiceOptions, workflow: DecisionWorkflow): { memory: Memory; objectives: Objectives } {
+  const memory = new Memory(store, options.embedder, { retainDecisions: options.memoryDecisions });
+  const objectives = new Objectives(memory);
+  const recorder = new DecisionMemory(memory, objectives, workflow, store);
+  if (options.threads) recorder.recordOtherThreads();
+  return { memory, objectives };
+}
+
+/** A worker thread reached for memory: a route that reads it was not handed to thread 0. */
+function memoryElsewhere(): never {
+  throw new Error('memory lives on thread 0 in --threads mode: a route that reads it must be handed to thread 0 (proxy/server.ts)');
 }

@@ -147,19 +147,40 @@ t.test('two threads serve one port and one store: one audit chain, one memory nu
   t.equal(delivered.length, 320, 'each event delivered by one thread only');
   t.same(new Set(delivered), new Set(ids));
 
-  // Each thread's memory learns the other's decisions: the one held by the other answers on every connection.
-  // The last answer is connection 7's last request.
+  // Memory lives on thread 0; the other threads hand it the routes that read memory, and it
+  // records every thread's decisions before answering them: each connection reads every decision.
   const last = ids.at(-1)!;
-  const seen = await fromConnections(6, 1, async (agent) => {
-    for (let tries = 0; tries < 100; tries++) {
-      const r = await request(`${served.url}/v1/memory/query`, { method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${writer.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'threaded 7-39', namespaces: ['decisions'], topK: 3 }) });
-      const found = ((await r.body.json()) as { results: Array<{ key: string }> }).results.some((x) => x.key === last);
-      if (found) return true;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    return false;
+  const found = await fromConnections(6, 1, async (agent) => {
+    const r = await request(`${served.url}/v1/memory/query`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${writer.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'threaded 7-39', namespaces: ['decisions'], topK: 3 }),
+    });
+    return ((await r.body.json()) as { results: Array<{ key: string }> }).results.some((x) => x.key === last);
   });
-  t.ok(seen.every(Boolean), 'the last decision is in memory on every connection');
+  t.ok(found.every(Boolean), 'the last decision is in memory on every connection, at once');
+  const created = await fromConnections(4, 1, (agent, c) => post(served.url, agent, writer.key, { title: `read back ${c}`, policy: 'decision-gate-v1', context: [] }));
+  const readBack = await fromConnections(4, 1, async (agent, c) => {
+    const id = JSON.parse(created[(c + 1) % 4]!.text).id as string;
+    const r = await request(`${served.url}/v1/memory/decisions:${id}`, { dispatcher: agent, headers: { authorization: `Bearer ${writer.key}` } });
+    await r.body.text();
+    return r.statusCode;
+  });
+  t.same(readBack, [200, 200, 200, 200], "a decision is in memory on another connection right after its reply");
+
+  // Memory writes reach thread 0 from every connection, and are numbered there, in one order.
+  const writes = await fromConnections(4, 5, (agent, c, i) =>
+    request(`${served.url}/v1/memory`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ namespace: 'notes', key: 'shared', text: `written by ${c}-${i}` }),
+    }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as { id: string; version: number } })),
+  );
+  t.ok(writes.every((w) => w.status === 201), 'every memory write is stored');
+  t.equal(new Set(writes.map((w) => w.body.id)).size, 1, 'one item for the key, whichever thread took the write');
+  t.same(writes.map((w) => w.body.version).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1), 'versions 1 to 20, each once');
 
   served.child.kill('SIGTERM');
   t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
@@ -170,6 +191,9 @@ t.test('two threads serve one port and one store: one audit chain, one memory nu
   t.teardown(() => store.close());
   const revisions = [...store.database<{ revision: number; env: string }>('memory-items').getRange()].filter((e) => e.value.env === 'sandbox').map((e) => e.value.revision);
   t.equal(new Set(revisions).size, revisions.length, 'no memory revision was given twice');
+  const decisionItems = [...store.database<{ namespace: string; key: string; version: number }>('memory-items').getRange()].map((e) => e.value).filter((v) => v.namespace === 'decisions');
+  t.equal(new Set(decisionItems.map((v) => v.key)).size, 324, 'every decision is recorded in memory');
+  t.equal(decisionItems.length, 324, 'once');
   t.equal(Math.max(...revisions), revisions.length, 'revisions are dense, in one order');
 });
 

@@ -157,6 +157,15 @@ export class EventLog {
     return through - from;
   }
 
+  /**
+   * A reader that pushes events as they are committed (the stream, while it has subscribers) is
+   * on (`true`) or gone (`false`): in `--threads` mode this thread is then woken by the other
+   * threads' commits too (core/store.ts, `followThreads`).
+   */
+  follow(on: boolean): void {
+    this.store.followThreads(on);
+  }
+
   /** Calls `listener` after `announce` is called: after a commit that appended events. */
   onCommitted(listener: () => void): void {
     this.listeners.push(listener);

@@ -2,6 +2,7 @@ import type { ContextEntry, DecisionRecord } from '../decision.ts';
 import type { DecisionWorkflow } from '../decision-workflow.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
+import { DECISIONS_DATABASE } from '../decision-store.ts';
 import type { Store } from '../store.ts';
 import type { MemoryDraft } from './item.ts';
 import type { Memory } from './memory.ts';
@@ -81,6 +82,28 @@ export class DecisionMemory {
     memory.onCompacted((env) => this.forgetDropped(env));
     workflow.use({ written: (record) => store.afterCommit(() => this.enqueue(record)) });
     memory.addLateWriter(() => this.recorded());
+  }
+
+  /**
+   * `--threads` mode, on thread 0, which alone holds memory: records the decisions the other
+   * threads store too, as it learns of them from the threads' commit log (core/store.ts), at the
+   * latest one window after they committed. A decision changed twice before thread 0 learns of
+   * it is read once, as it then stands, and recorded once.
+   */
+  recordOtherThreads(): void {
+    const queuedRevision = new Map<string, number>();
+    this.store.onReplicated((writes) => {
+      for (const write of writes) {
+        if (write.db !== DECISIONS_DATABASE) continue;
+        const record = write.value() as DecisionRecord | undefined;
+        if (!record || queuedRevision.get(record.id) === record.revision) continue;
+        // Bounded: only a repeat within a few windows matters.
+        if (queuedRevision.size >= 65_536) queuedRevision.clear();
+        queuedRevision.set(record.id, record.revision);
+        this.enqueue(record);
+      }
+    });
+    setInterval(() => this.store.catchUpThreads(), RECORD_WINDOW_MS).unref();
   }
 
   /** Resolves once every decision queued so far has its memory stored; records the queue at once. */

@@ -209,13 +209,12 @@ export class Memory {
     const vectors = options.vectors ?? VECTOR_INDEX_DEFAULTS;
     this.spaces = { sandbox: new MemorySpace(embedder.dimensions, vectors), production: new MemorySpace(embedder.dimensions, vectors) };
     this.stats = this.rebuild();
-    store.onReplicated((writes, node) => this.learn(writes, node === store.nodeId ? 0 : REMOTE_VECTOR_GRACE_MS), [ITEMS_DATABASE, VECTORS_DATABASE]);
+    store.onReplicated((writes, node) => this.learn(writes, node === store.nodeId ? 0 : REMOTE_VECTOR_GRACE_MS));
   }
 
   /**
    * Cluster mode: adds the versions a commit from the stream wrote (applied to LMDB by its `ops`)
-   * to the query side, with their vectors, so every instance answers for every item; in
-   * `--threads` mode, those another thread committed. A version
+   * to the query side, with their vectors, so every instance answers for every item. A version
    * written without a vector (a decision's) gets it from its writer's backfill, which arrives as
    * a later commit; another instance embeds it only if that has not come after `graceMs`
    * (REMOTE_VECTOR_GRACE_MS: its writer stopped, say), instead of every instance embedding every
@@ -649,6 +648,8 @@ export class Memory {
 
   /** Resolves once what late writers took on is stored: readers that must see it wait here first. */
   async written(): Promise<void> {
+    // In `--threads` mode, the decisions the other threads committed are queued for recording first.
+    this.store.catchUpThreads();
     for (const pending of this.lateWriters) await pending();
   }
 

@@ -20,6 +20,8 @@ export interface ThreadGroupMemory {
   addressBuckets: SharedTableMemory;
   replayMarks: SharedTableMemory;
   learned: SharedArrayBuffer;
+  /** Per thread: a wake message is on its way (1) or not (0), and how many of its readers want to be woken. */
+  signals: SharedArrayBuffer;
 }
 
 /** Entries each table holds at most (three quarters of its slots; see SharedTable.insert). */
@@ -29,6 +31,7 @@ const REPLAY_SLOTS = 1 << 16;
 
 
 type GatherMessage = { kind: 'ask'; id: number } | { kind: 'answer'; id: number; value: unknown };
+type CallMessage = { kind: 'call'; id: number; payload: unknown } | { kind: 'answer'; id: number; value: unknown } | { kind: 'failed'; id: number; message: string };
 
 /** How long `gather` waits for the other threads. */
 const GATHER_TIMEOUT_MS = 1000;
@@ -39,12 +42,19 @@ export class ThreadGroup {
   readonly addressBuckets: SharedTable;
   readonly replayMarks: SharedTable;
   private readonly learnedSeqs: BigInt64Array;
+  private readonly signals: Int32Array;
+  /** This thread's wake messages, and each other thread's (opened when first woken). */
   private readonly channel: BroadcastChannel;
+  private readonly peers = new Map<number, BroadcastChannel>();
   /** Requests for each thread's metrics and their answers (`gather`). */
   private readonly metricsChannel: BroadcastChannel;
   private readonly gathering = new Map<number, { answers: unknown[]; done: () => void }>();
   private nextGather = 0;
   private answer: (() => Promise<unknown>) | null = null;
+  /** Calls to thread 0 (`call`): their channel, and this thread's calls awaiting an answer. */
+  private readonly calls: BroadcastChannel;
+  private readonly awaiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
+  private nextCall = 0;
 
   private constructor(
     readonly memory: ThreadGroupMemory,
@@ -56,12 +66,14 @@ export class ThreadGroup {
     this.addressBuckets = SharedTable.attach(memory.addressBuckets, BUCKET_FIELDS);
     this.replayMarks = SharedTable.attach(memory.replayMarks, REPLAY_FIELDS);
     this.learnedSeqs = new BigInt64Array(memory.learned);
-    this.channel = new BroadcastChannel(memory.channel);
+    this.signals = new Int32Array(memory.signals);
+    this.channel = this.channelOf(index);
     this.metricsChannel = new BroadcastChannel(`${memory.channel}-metrics`);
-    // The channels must not keep a thread alive once its server has closed.
-    (this.channel as BroadcastChannel & { unref(): void }).unref();
     (this.metricsChannel as BroadcastChannel & { unref(): void }).unref();
     this.metricsChannel.onmessage = (event: MessageEvent<GatherMessage>) => void this.onGatherMessage(event.data);
+    this.calls = new BroadcastChannel(`${memory.channel}-calls`);
+    (this.calls as BroadcastChannel & { unref(): void }).unref();
+    if (index !== 0) this.calls.onmessage = (event: MessageEvent<CallMessage>) => this.onAnswer(event.data);
   }
 
   /** A group of `size` threads, seen from thread 0. */
@@ -75,6 +87,7 @@ export class ThreadGroup {
         addressBuckets: SharedTable.create(BUCKET_SLOTS, BUCKET_FIELDS).memory,
         replayMarks: SharedTable.create(REPLAY_SLOTS, REPLAY_FIELDS).memory,
         learned: new SharedArrayBuffer(size * 8),
+        signals: new SharedArrayBuffer(size * 2 * 4),
       },
       0,
     );
@@ -89,14 +102,28 @@ export class ThreadGroup {
     return this.memory.size;
   }
 
-  /** How the store tells the other threads of its commits and learns theirs (core/store.ts). */
+  /**
+   * How the store tells the other threads of its commits and learns theirs (core/store.ts). A
+   * thread is woken only while something on it wants to hear of commits at once (`want`: a
+   * stream subscriber, say), or when another thread names it (`wake`: work only it does), and
+   * then once for however many commits came meanwhile: a message, and the turn of the event loop
+   * it costs the woken thread, cost more than the commit it reports at a thousand a second.
+   */
   commits(): ThreadCommits {
     return {
       node: `thread-${this.index}`,
-      announce: () => this.channel.postMessage(this.index),
+      announce: () => {
+        for (let i = 0; i < this.size; i++) if (i !== this.index && Atomics.load(this.signals, i * 2 + 1) > 0) this.wake(i);
+      },
+      wake: (index) => this.wake(index),
+      want: (on) => void Atomics.add(this.signals, this.index * 2 + 1, on ? 1 : -1),
       learned: (seq) => Atomics.store(this.learnedSeqs, this.index, BigInt(seq)),
       onAnnounced: (listener) => {
-        this.channel.onmessage = () => listener();
+        this.channel.onmessage = () => {
+          // Cleared first: a commit made while the listener runs wakes this thread again.
+          Atomics.store(this.signals, this.index * 2, 0);
+          listener();
+        };
       },
       learnedByAll: () => {
         let least = Number.MAX_SAFE_INTEGER;
@@ -104,6 +131,21 @@ export class ThreadGroup {
         return least;
       },
     };
+  }
+
+  /** Wakes thread `index` unless a wake is already on its way to it. */
+  private wake(index: number): void {
+    if (index === this.index || Atomics.exchange(this.signals, index * 2, 1) === 1) return;
+    let peer = this.peers.get(index);
+    if (!peer) this.peers.set(index, (peer = this.channelOf(index)));
+    peer.postMessage(0);
+  }
+
+  /** Thread `index`'s wake channel; it must not keep a thread alive once its server has closed. */
+  private channelOf(index: number): BroadcastChannel {
+    const channel = new BroadcastChannel(`${this.memory.channel}-${index}`);
+    (channel as BroadcastChannel & { unref(): void }).unref();
+    return channel;
   }
 
   /**
@@ -170,8 +212,48 @@ export class ThreadGroup {
     if (gathering.answers.length === this.size) gathering.done();
   }
 
+  /**
+   * Asks thread 0 to work `payload` out (`answerCalls`); resolves to its answer, rejects after
+   * `timeoutMs` or with thread 0's error.
+   */
+  call(payload: unknown, timeoutMs: number): Promise<unknown> {
+    const id = this.index * 2 ** 32 + this.nextCall++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.awaiting.delete(id);
+        reject(new Error(`thread 0 did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.awaiting.set(id, { resolve, reject, timer });
+      this.calls.postMessage({ kind: 'call', id, payload } satisfies CallMessage);
+    });
+  }
+
+  /** On thread 0: works out the other threads' calls with `handle`. */
+  answerCalls(handle: (payload: unknown) => Promise<unknown>): void {
+    this.calls.onmessage = (event: MessageEvent<CallMessage>) => {
+      const message = event.data;
+      if (message.kind !== 'call') return;
+      void handle(message.payload).then(
+        (value) => this.calls.postMessage({ kind: 'answer', id: message.id, value } satisfies CallMessage),
+        (error: unknown) => this.calls.postMessage({ kind: 'failed', id: message.id, message: (error as Error).message } satisfies CallMessage),
+      );
+    };
+  }
+
+  private onAnswer(message: CallMessage): void {
+    if (message.kind === 'call') return;
+    const awaiting = this.awaiting.get(message.id);
+    if (!awaiting) return;
+    this.awaiting.delete(message.id);
+    clearTimeout(awaiting.timer);
+    if (message.kind === 'answer') awaiting.resolve(message.value);
+    else awaiting.reject(new Error(message.message));
+  }
+
   close(): void {
+    this.calls.close();
     this.channel.close();
+    for (const peer of this.peers.values()) peer.close();
     this.metricsChannel.close();
   }
 }

@@ -56,7 +56,7 @@ export class Webhooks {
   private started = false;
 
   constructor(
-    store: Store,
+    private readonly store: Store,
     events: EventLog,
     readonly options: WebhookOptions,
   ) {
@@ -98,8 +98,10 @@ export class Webhooks {
   private kick(): void {
     // Every committed call kicks; with no endpoint there is nothing to fan out or deliver, and
     // the first endpoint's own commit kicks again.
-    // Only a started server fans out and delivers: in `--threads` mode, thread 0 alone.
-    if (!this.started || this.stopped || this.endpoints.isEmpty()) return;
+    if (this.stopped || this.endpoints.isEmpty()) return;
+    // Only a started server fans out and delivers: in `--threads` mode thread 0 alone, which
+    // this thread's commits then wake.
+    if (!this.started) return this.store.wakeMainThread();
     const wake = () => {
       if (!this.shared) this.dispatcher.wake();
     };

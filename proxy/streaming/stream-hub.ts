@@ -67,13 +67,14 @@ export class StreamHub {
         const data = ws.getUserData();
         data.session = new Session(ws, data.principal, { events: this.events, publisher: this.publisher, highWaterBytes: Math.floor(bound / 4) });
         this.sockets.add(ws);
+        if (this.sockets.size === 1) this.events.follow(true);
         this.metrics.streamConnections.inc();
         ws.subscribe(HEARTBEAT_CHANNEL);
       },
       message: (ws, message, isBinary) => ws.getUserData().session?.receive(message, isBinary),
       drain: (ws) => ws.getUserData().session?.drained(),
       close: (ws) => {
-        this.sockets.delete(ws);
+        if (this.sockets.delete(ws) && this.sockets.size === 0) this.events.follow(false);
         this.metrics.streamConnections.dec();
         ws.getUserData().session?.closedByPeer();
       },
