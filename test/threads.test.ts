@@ -1,3 +1,5 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
@@ -6,7 +8,9 @@ import { Store } from '../core/store.ts';
 import { SharedTable } from '../core/threads/shared-table.ts';
 import { gatehouse } from './helpers/cli.ts';
 import { call, issueKey, tempDir } from './helpers/gatehouse.ts';
+import { BUNDLED_POLICIES } from './helpers/policies.ts';
 import { startServe } from './helpers/serve-process.ts';
+import { routesFile, send, settled, startUpstream } from './helpers/upstream.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
 import { wsUrl } from './helpers/stream-client.ts';
 
@@ -217,6 +221,53 @@ t.test('threads share Idempotency-Keys in flight and rate limits', async (t) => 
   // One bucket for the key: 100 burst (less the request above) plus 50/s, not that on each thread.
   t.ok(allowed <= 100 + Math.ceil(50 * seconds) + 1, `${allowed} allowed in ${seconds.toFixed(2)} s: the limit holds across threads`);
   t.ok(allowed >= 90, `${allowed} allowed: the burst is available`);
+  served.child.kill('SIGTERM');
+  t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
+});
+
+t.test('a request the gateway holds on thread 0 is sent by it when any thread executes its decision', async (t) => {
+  const dir = tempDir(t);
+  // The bundled data gates only requests that must also be signed; gate one that need not be.
+  const policies = join(dir, 'rego');
+  cpSync(BUNDLED_POLICIES, policies, { recursive: true });
+  const data = JSON.parse(readFileSync(join(policies, 'data.json'), 'utf8'));
+  data.route_access.gated.push({ methods: ['POST'], paths: ['/api/payments'] });
+  writeFileSync(join(policies, 'data.json'), JSON.stringify(data));
+  const upstream = await startUpstream(t);
+  const routes = routesFile(dir, [{ name: 'payments', match: { pathPrefix: '/api' }, upstream: upstream.url, policy: 'route-access-v1', auth: 'api-key' }]);
+  const served = await startServe(
+    ['--threads', '2', '--data-dir', join(dir, 'data'), '--policies-dir', policies, '--signatures', 'off', '--proxy-routes', routes, '--proxy-port', '0'],
+    { GATEHOUSE_ADMIN_KEY: ADMIN },
+  );
+  t.teardown(() => served.child.kill('SIGKILL'));
+  const gateway = served.logs().find((entry) => entry.msg === 'proxy gateway listening')?.url as string;
+  const scopes = ['decisions:read', 'decisions:approve', 'decisions:execute', 'decisions:write'];
+  const requester = await issueKey(served.url, ADMIN, { env: 'sandbox', scopes, roles: ['developer'], name: 'requester' });
+  const approver = await issueKey(served.url, ADMIN, { env: 'sandbox', scopes, roles: ['developer'], name: 'approver' });
+
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const held = await send(gateway, 'POST', '/api/payments', { headers: { authorization: `Bearer ${requester.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: i }) });
+    t.equal(held.status, 202, 'the gateway holds the request');
+    ids.push(held.json.id);
+  }
+  const before = metric((await call(served.url, 'GET', '/metrics')).text, 'gatehouse_thread_requests{thread="1"}');
+  // Each action on a connection of its own: the kernel spreads them over both threads.
+  const act = (action: string) =>
+    fromConnections(6, 1, (agent, c) =>
+      request(`${served.url}/v1/decisions/${ids[c]}/${action}`, { method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${approver.key}` } }).then(async (r) => {
+        await r.body.text();
+        return r.statusCode;
+      }),
+    );
+  t.same(await act('approve'), Array(6).fill(200), 'every approval succeeds');
+  t.same(await act('execute'), Array(6).fill(200), 'every execution succeeds');
+  const after = metric((await call(served.url, 'GET', '/metrics')).text, 'gatehouse_thread_requests{thread="1"}');
+  t.ok(after > before, `thread 1 took some of the actions (${after - before})`);
+  const states: string[] = [];
+  for (const id of ids) states.push((await settled(() => call(served.url, 'GET', `/v1/decisions/${id}/result`, { key: approver.key }))).json.state);
+  t.same(states, Array(6).fill('complete'), 'every held request is sent, and its response kept');
+  t.equal(upstream.received.length, 6, 'each held request sent exactly once');
   served.child.kill('SIGTERM');
   t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
 });
