@@ -78,8 +78,8 @@ export interface ThreadCommits {
   want(on: boolean): void;
   /** Records how far this thread has learned the commit log. */
   learned(seq: number): void;
-  /** How far every thread has learned it: entries up to there may be pruned. */
-  learnedByAll(): number;
+  /** How far thread 0, the one thread that reads what the log carries, has learned it: entries up to there may be pruned. */
+  learnedByMain(): number;
   /** Calls `listener` when another thread has woken this one. */
   onAnnounced(listener: () => void): void;
 }
@@ -441,12 +441,16 @@ export class Store {
     threads.learned(this.learnedSeq);
   }
 
-  /** Deletes the entries of the commit log every thread has learned; resolves to how many. */
+  /**
+   * Deletes the entries of the commit log thread 0 has learned, but the last, which numbers the
+   * next; resolves to how many. The other threads read the log only to number their entries.
+   */
   async pruneThreadLog(): Promise<number> {
     if (!this.threads) return 0;
-    const through = this.threads.learnedByAll();
+    const through = this.threads.learnedByMain();
     const log = this.database<ThreadLogEntry, number>(THREAD_LOG);
     const keys = [...log.getKeys({ end: through + 1 })];
+    for (const last of log.getKeys({ reverse: true, limit: 1 })) if (keys.at(-1) === last) keys.pop();
     if (keys.length) await this.commit(() => keys.forEach((key) => log.remove(key)));
     return keys.length;
   }
@@ -529,15 +533,11 @@ export class Store {
    * Calls `listener` with its writes, and the instance that made it, after each commit applied
    * from the stream: another instance's, or this one's when the stream handed it over before
    * its publisher heard back. In `--threads` mode, after each commit another thread made, with
-   * its writes to `databases` (the only ones logged for the threads), and once more, with none,
-   * each time another thread announces a commit.
+   * its writes to the databases the threads log (`joinThreads`), and once more, with none, each
+   * time another thread wakes this one.
    */
-  onReplicated(listener: (writes: readonly CommittedWrite[], node: string | null) => void, databases: readonly string[] = []): void {
+  onReplicated(listener: (writes: readonly CommittedWrite[], node: string | null) => void): void {
     this.replicatedListeners.push(listener);
-    for (const name of databases) {
-      this.learnedDatabases.add(name);
-      if (this.learnedDatabases.has(name)) this.recordLearnedWrites(name);
-    }
   }
 
   private writeOps(seq: number, ops: WriteOp[]): void {
@@ -835,10 +835,17 @@ export class Store {
     }
   }
 
-  /** Logs what this transaction wrote that other threads learn, as the next entry of the log. */
+  /**
+   * Logs what this transaction wrote that other threads learn, as the log's next entry: after its
+   * last, read inside the transaction (a thread that has not learned the log lately, its entries
+   * pruned, numbers its own after every other thread's all the same).
+   */
   private logForThreads(writes: Array<[string, Key]>): void {
-    this.loggedSeq = this.learnedSeq + 1;
-    this.database<ThreadLogEntry, number>(THREAD_LOG).put(this.loggedSeq, { node: this.threads!.node, writes });
+    const log = this.database<ThreadLogEntry, number>(THREAD_LOG);
+    let last = 0;
+    for (const key of log.getKeys({ reverse: true, limit: 1 })) last = key;
+    this.loggedSeq = last + 1;
+    log.put(this.loggedSeq, { node: this.threads!.node, writes });
   }
 
   /** After a write transaction committed: its log entry is learned here, and the other threads are told. */

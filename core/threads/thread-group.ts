@@ -125,11 +125,7 @@ export class ThreadGroup {
           listener();
         };
       },
-      learnedByAll: () => {
-        let least = Number.MAX_SAFE_INTEGER;
-        for (let i = 0; i < this.size; i++) least = Math.min(least, Number(Atomics.load(this.learnedSeqs, i)));
-        return least;
-      },
+      learnedByMain: () => Number(Atomics.load(this.learnedSeqs, 0)),
     };
   }
 
