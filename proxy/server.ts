@@ -107,7 +107,7 @@ export interface ServerConfig {
    */
   reusePort?: boolean;
   /**
-   * `--threads` mode (proxy/server-threads.ts): this server is one of the process's threads, on
+   * `--threads` mode (cli/thread-workers.ts): this server is one of the process's threads, on
    * the same port and LMDB environment as the others. Thread 0 alone runs what is done once per
    * process: webhook deliveries, audit checkpoints, periodic purges, the proxy gateway.
    */

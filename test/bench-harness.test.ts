@@ -135,6 +135,10 @@ t.test('a short run writes results, summary and charts; an impossible target fai
       ['governed-floor', 'rate', 1000, true],
       ['cerbos', 'max', null, true],
       ['cerbos', 'rate', 1000, true],
+      ['gatehouse-threads-1', 'max', null, false],
+      ['gatehouse-threads-1', 'rate', 1000, false],
+      ['gatehouse-threads-2', 'max', null, false],
+      ['gatehouse-threads-2', 'rate', 1000, false],
     ],
   );
   for (const s of decisions.series) {
@@ -145,6 +149,7 @@ t.test('a short run writes results, summary and charts; an impossible target fai
   t.type(decisions.metrics['cpuPerRequestRatioFloor.max'], 'number');
   t.type(decisions.metrics['cerbos.rate1000.cpuUsPerRequest'], 'number');
   t.type(decisions.metrics.maxThroughputRatio, 'number');
+  t.ok(decisions.metrics['threads2.throughputRatio'] > 0, 'two threads measured against one');
   t.ok(decisions.metrics.floorThroughputRatio > 0, 'the governed floor answered');
   const floorMax = decisions.series.find((s: { target: string; mode: string }) => s.target === 'governed-floor' && s.mode === 'max');
   t.ok(floorMax.machineBusy > 0 && floorMax.machineBusy <= 1, `the machine's busy share was read: ${floorMax.machineBusy}`);
