@@ -185,6 +185,17 @@ t.test('two threads serve one port and one store: one audit chain, one memory nu
   t.ok(writes.every((w) => w.status === 201), 'every memory write is stored');
   t.equal(new Set(writes.map((w) => w.body.id)).size, 1, 'one item for the key, whichever thread took the write');
   t.same(writes.map((w) => w.body.version).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1), 'versions 1 to 20, each once');
+  // What thread 0 refuses of a handed request reaches the client as it would on one thread.
+  const refused = await fromConnections(4, 2, (agent, _c, i) =>
+    request(`${served.url}/v1/memory`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: i === 0 ? 'x'.repeat(2 * 1024 * 1024) : '{"namespace":',
+    }).then(async (r) => [r.statusCode, r.headers['content-type'], ((await r.body.json()) as { code: string }).code]),
+  );
+  t.same(refused.filter((_, i) => i % 2 === 0), Array(4).fill([413, 'application/problem+json', 'payload_too_large']), 'a body over the limit is 413');
+  t.same(refused.filter((_, i) => i % 2 === 1), Array(4).fill([400, 'application/problem+json', 'invalid_request']), 'malformed JSON is 400');
 
   served.child.kill('SIGTERM');
   t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
