@@ -282,3 +282,25 @@ t.test('a request the gateway holds on thread 0 is sent by it when any thread ex
   served.child.kill('SIGTERM');
   t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
 });
+
+t.test('three threads: thread 0 records what both workers log, once each', async (t) => {
+  const dataDir = tempDir(t);
+  const served = await startServe(['--threads', '3', '--data-dir', dataDir, '--signatures', 'off', '--rate-sandbox', '100000/100000'], { GATEHOUSE_ADMIN_KEY: ADMIN });
+  t.teardown(() => served.child.kill('SIGKILL'));
+  const writer = await issueKey(served.url, ADMIN, { env: 'sandbox', scopes: ['decisions:write', 'memory:read'] });
+  const answers = await fromConnections(12, 10, (agent, c, i) => post(served.url, agent, writer.key, { title: `three ${c}-${i}`, policy: 'decision-gate-v1', context: [] }));
+  t.ok(answers.every((a) => a.status === 200), 'every decision is created');
+  const metrics = (await call(served.url, 'GET', '/metrics')).text;
+  t.equal(metric(metrics, 'gatehouse_http_requests_total{method="POST",route="/v1/decisions",status="200"}'), 120, 'a scrape counts every thread');
+  t.ok([0, 1, 2].every((i) => !Number.isNaN(metric(metrics, `gatehouse_thread_requests{thread="${i}"}`))), 'each of the three reports');
+  const listed = await call(served.url, 'GET', '/v1/memory?namespace=decisions&limit=200', { key: writer.key });
+  t.equal(listed.json.data.length, 120, 'memory lists every decision, whichever thread stored it');
+  served.child.kill('SIGTERM');
+  t.equal((await served.exited).code, 0, 'SIGTERM drains every thread and exits 0');
+  const verified = await gatehouse(['audit', 'verify', '--data-dir', dataDir]);
+  t.equal(verified.code, 0, 'the audit chain verifies');
+  const store = Store.open({ dataDir });
+  t.teardown(() => store.close());
+  const recorded = [...store.database<{ namespace: string; key: string }>('memory-items').getRange()].map((e) => e.value).filter((v) => v.namespace === 'decisions');
+  t.equal(recorded.length, 120, 'each recorded once');
+});
