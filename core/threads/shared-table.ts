@@ -39,7 +39,7 @@ export class SharedTable {
     this.mask = this.keys.length / KEY_WORDS - 1;
   }
 
-  /** A table of `slots` entries (a power of two) of `fields` numbers each. */
+  /** A table of `slots` slots (a power of two) of `fields` numbers each. */
   static create(slots: number, fields: number): SharedTable {
     if (slots & (slots - 1)) throw new Error('a shared table has a power of two of slots');
     return new SharedTable(
@@ -57,7 +57,7 @@ export class SharedTable {
     return new SharedTable(memory, fields);
   }
 
-  /** Runs `fn` holding the table's lock; `find`, `insert`, `remove` and `forEach` must run inside. */
+  /** Runs `fn` holding the table's lock; `find`, `insert`, `remove` and `sweep` must run inside. */
   locked<T>(fn: () => T): T {
     while (Atomics.compareExchange(this.lockWord, 0, 0, 1) !== 0);
     try {

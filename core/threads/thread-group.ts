@@ -9,8 +9,11 @@ import { SharedTable, type SharedTableMemory } from './shared-table.ts';
  * The threads of one `--threads N` process (docs/api.md, *Threads*): each runs the whole
  * API on one port and one LMDB environment, and what must be one across them lives here, in
  * shared memory: the Idempotency-Keys in flight, the rate limits' buckets, the signature replay
- * markers not yet stored, and how far each thread has learned the others' commits. Thread 0 (the
- * main thread) creates the group and hands `memory` to each worker in its `workerData`.
+ * markers not yet stored, how far each thread has read the threads' commit log (thread 0's
+ * position decides what may be pruned), and who is to be woken. Thread 0 (the main thread)
+ * creates the group and hands `memory` to each worker in its `workerData`; the threads also talk
+ * over BroadcastChannels named after it: wakes, metrics gathered for a scrape, and the requests
+ * workers hand to thread 0.
  */
 export interface ThreadGroupMemory {
   size: number;
@@ -24,11 +27,10 @@ export interface ThreadGroupMemory {
   signals: SharedArrayBuffer;
 }
 
-/** Entries each table holds at most (three quarters of its slots; see SharedTable.insert). */
+/** Slots per table; a table holds at most three quarters as many entries (SharedTable.insert). */
 const CLAIM_SLOTS = 1 << 14;
 const BUCKET_SLOTS = 1 << 16;
 const REPLAY_SLOTS = 1 << 16;
-
 
 type GatherMessage = { kind: 'ask'; id: number } | { kind: 'answer'; id: number; value: unknown };
 type CallMessage = { kind: 'call'; id: number; payload: unknown } | { kind: 'answer'; id: number; value: unknown } | { kind: 'failed'; id: number; message: string };
