@@ -19,7 +19,6 @@ try {
       await server.close();
       await engine.close();
       threads.close();
-      report({ kind: 'closed' });
       port.close();
     })();
   });

@@ -24,7 +24,7 @@ export interface WorkerStart {
 }
 
 /** What a worker tells thread 0. */
-export type WorkerReport = { kind: 'ready' } | { kind: 'failed'; message: string } | { kind: 'closed' };
+export type WorkerReport = { kind: 'ready' } | { kind: 'failed'; message: string };
 
 /**
  * The worker's module: its TypeScript source in a checkout, which the worker can load only once

@@ -76,7 +76,7 @@ export interface ThreadCommits {
   wake(index: number): void;
   /** While on, this thread is woken by the other threads' commits (counted: each `true` needs its `false`). */
   want(on: boolean): void;
-  /** Records how far this thread has learned the commit log. */
+  /** Records how far this thread has learned the commit log (thread 0's position is the one kept). */
   learned(seq: number): void;
   /** How far thread 0, the one thread that reads what the log carries, has learned it: entries up to there may be pruned. */
   learnedByMain(): number;
@@ -372,8 +372,7 @@ export class Store {
       this.recordLearnedWrites(name);
     }
     threads.onAnnounced(() => {
-      this.refreshReads();
-      this.learnThreads();
+      this.catchUpThreads();
       for (const listener of this.replicatedListeners) listener([], null);
     });
   }
@@ -822,7 +821,8 @@ export class Store {
     this.loggedSeq = 0;
     if (this.threads) {
       this.learnThreads();
-      this.touched = [];
+      // Thread 0 logs nothing (`joinThreads`): nothing to collect.
+      if (this.learnedDatabases.size > 0) this.touched = [];
     }
     try {
       const result = fn();

@@ -401,8 +401,8 @@ export async function run(args: string[]): Promise<number> {
   } catch (error) {
     await engine.close();
     group?.close();
-    log.fatal((error as Error).message);
     if (!(error instanceof ListenError || error instanceof AuditKeyError || error instanceof ClusterJoinError || group)) throw error;
+    log.fatal((error as Error).message);
     return 1;
   }
   const policies = engine.names();

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * A hash table in shared memory that every thread of one process reads and writes (`--threads`,
@@ -117,7 +117,7 @@ export class SharedTable {
   }
 
   private hashOf(id: string): void {
-    const digest = createHash('sha256').update(id).digest();
+    const digest = hash('sha256', id, 'buffer') as unknown as Buffer;
     for (let i = 0; i < KEY_WORDS; i++) this.hash[i] = digest.readInt32LE(i * 4);
     // An all-zero key marks an empty slot.
     this.hash[0] |= 1;

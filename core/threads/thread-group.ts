@@ -9,8 +9,8 @@ import { SharedTable, type SharedTableMemory } from './shared-table.ts';
  * The threads of one `--threads N` process (docs/api.md, *Threads*): each runs the whole
  * API on one port and one LMDB environment, and what must be one across them lives here, in
  * shared memory: the Idempotency-Keys in flight, the rate limits' buckets, the signature replay
- * markers not yet stored, how far each thread has read the threads' commit log (thread 0's
- * position decides what may be pruned), and who is to be woken. Thread 0 (the main thread)
+ * markers not yet stored, how far thread 0 has read the threads' commit log (what may be
+ * pruned), and who is to be woken. Thread 0 (the main thread)
  * creates the group and hands `memory` to each worker in its `workerData`; the threads also talk
  * over BroadcastChannels named after it: wakes, metrics gathered for a scrape, and the requests
  * workers hand to thread 0.
@@ -22,6 +22,7 @@ export interface ThreadGroupMemory {
   keyBuckets: SharedTableMemory;
   addressBuckets: SharedTableMemory;
   replayMarks: SharedTableMemory;
+  /** How far thread 0 has read the commit log: what may be pruned. */
   learned: SharedArrayBuffer;
   /** Per thread: a wake message is on its way (1) or not (0), and how many of its readers want to be woken. */
   signals: SharedArrayBuffer;
@@ -43,7 +44,7 @@ export class ThreadGroup {
   readonly keyBuckets: SharedTable;
   readonly addressBuckets: SharedTable;
   readonly replayMarks: SharedTable;
-  private readonly learnedSeqs: BigInt64Array;
+  private readonly learnedByMain: BigInt64Array;
   private readonly signals: Int32Array;
   /** This thread's wake messages, and each other thread's (opened when first woken). */
   private readonly channel: BroadcastChannel;
@@ -67,7 +68,7 @@ export class ThreadGroup {
     this.keyBuckets = SharedTable.attach(memory.keyBuckets, BUCKET_FIELDS);
     this.addressBuckets = SharedTable.attach(memory.addressBuckets, BUCKET_FIELDS);
     this.replayMarks = SharedTable.attach(memory.replayMarks, REPLAY_FIELDS);
-    this.learnedSeqs = new BigInt64Array(memory.learned);
+    this.learnedByMain = new BigInt64Array(memory.learned);
     this.signals = new Int32Array(memory.signals);
     this.channel = this.channelOf(index);
     this.metricsChannel = new BroadcastChannel(`${memory.channel}-metrics`);
@@ -88,7 +89,7 @@ export class ThreadGroup {
         keyBuckets: SharedTable.create(BUCKET_SLOTS, BUCKET_FIELDS).memory,
         addressBuckets: SharedTable.create(BUCKET_SLOTS, BUCKET_FIELDS).memory,
         replayMarks: SharedTable.create(REPLAY_SLOTS, REPLAY_FIELDS).memory,
-        learned: new SharedArrayBuffer(size * 8),
+        learned: new SharedArrayBuffer(8),
         signals: new SharedArrayBuffer(size * 2 * 4),
       },
       0,
@@ -119,7 +120,8 @@ export class ThreadGroup {
       },
       wake: (index) => this.wake(index),
       want: (on) => void Atomics.add(this.signals, this.index * 2 + 1, on ? 1 : -1),
-      learned: (seq) => Atomics.store(this.learnedSeqs, this.index, BigInt(seq)),
+      // Only thread 0 reads what the log carries; the others read it only to number their entries.
+      learned: (seq) => void (this.index === 0 && Atomics.store(this.learnedByMain, 0, BigInt(seq))),
       onAnnounced: (listener) => {
         this.channel.onmessage = () => {
           // Cleared first: a commit made while the listener runs wakes this thread again.
@@ -127,7 +129,7 @@ export class ThreadGroup {
           listener();
         };
       },
-      learnedByMain: () => Number(Atomics.load(this.learnedSeqs, 0)),
+      learnedByMain: () => Number(Atomics.load(this.learnedByMain, 0)),
     };
   }
 
